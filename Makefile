@@ -1,0 +1,34 @@
+# tiny-autograd grading kit. `make grade` and `make test` bootstrap .venv themselves.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+SUBMISSION ?= student_template/tiny_autograd.py
+SUITE ?= public
+OUT ?= results/results.json
+FORMAT ?= gradescope
+
+.PHONY: grade test template check-template clean
+
+$(VENV)/.grade-deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.dev-deps: $(VENV)/.grade-deps
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+grade: $(VENV)/.grade-deps
+	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT)
+
+test: $(VENV)/.dev-deps
+	$(PY) -m pytest
+
+template: $(VENV)/.grade-deps
+	$(PY) -m authoring
+
+check-template: $(VENV)/.grade-deps
+	$(PY) -m authoring --check
+
+clean:
+	rm -rf $(VENV) results dist

@@ -1,0 +1,1 @@
+"""Authoring tools: turn the reference solution into the student files."""

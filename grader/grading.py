@@ -1,0 +1,142 @@
+"""Grade one submission: prepare it, start its worker, run the suite, build the result.
+
+This is the trusted process. It runs pytest in-process on the kit's own suites
+with the kit's own configuration; the submission only ever runs in the worker.
+"""
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import sandbox
+from grader.engine import Engine, ReferenceOracle
+from grader.plugin import GraderPlugin
+from grader.results import SUITES_DIR, GradeResult, tests_from_report
+from grader.submission import prepare
+from grader.worker_client import Limits, Reply, Worker
+
+SUITES = ("public", "hidden", "all")
+
+
+class DeadWorker:
+    """Stands in for a worker when the submission cannot be loaded at all:
+    every test then fails with the same first-line reason."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def run(self, steps):
+        return Reply(failure=self.reason)
+
+    def printed(self):
+        return ""
+
+    def stop(self):
+        pass
+
+
+def suite_paths(suite):
+    if suite not in SUITES:
+        raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
+    names = ("public", "hidden") if suite == "all" else (suite,)
+    return [SUITES_DIR / name for name in names if (SUITES_DIR / name).is_dir()]
+
+
+def run_suite(engine, suite, report_file, quiet=True):
+    """Run the suite with pytest in this process; returns the pytest-json-report dict."""
+    args = [
+        *map(str, suite_paths(suite)),
+        "-c", str(SUITES_DIR / "pytest.ini"),
+        "--rootdir", str(SUITES_DIR),
+        "-p", "no:cacheprovider",
+        "-q",
+        "--json-report",
+        f"--json-report-file={report_file}",
+        "--json-report-omit", "collectors", "log", "warnings",
+    ]
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
+        exit_code = pytest.main(args, plugins=[GraderPlugin(engine)])
+    if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise RuntimeError(f"the grader's own suite did not run (pytest exit code {exit_code}):\n{sink.getvalue()[-3000:]}")
+    with open(report_file, encoding="utf-8") as report:
+        return json.load(report)
+
+
+def grade(path, suite="public", report_file=None, limits=None, isolation=None, oracle=None):
+    """Grade the submission at `path`; always returns a GradeResult."""
+    started = time.monotonic()
+    isolation = isolation or sandbox.detect()
+    prepared = prepare(path)
+    workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+    try:
+        problem, notes, worker = _start(prepared, workdir, limits, isolation)
+        engine = Engine(worker, oracle or ReferenceOracle(), locate=prepared.where)
+        report_file = report_file or workdir / "report.json"
+        try:
+            report = run_suite(engine, suite, report_file)
+        finally:
+            worker.stop()
+        return GradeResult(
+            submission=str(path),
+            suite=suite,
+            tests=tests_from_report(report),
+            problem=problem,
+            notes=notes,
+            printed=worker.printed(),
+            isolation=isolation.describe(),
+            execution_time=time.monotonic() - started,
+        )
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _start(prepared, workdir, limits, isolation):
+    """(problem, notes, worker): a running worker, or a DeadWorker and the reason."""
+    if prepared.problem:
+        problem = {"en": prepared.problem.en, "zh": prepared.problem.zh}
+        return problem, [], DeadWorker(prepared.problem.en)
+    folder = workdir / "submission"
+    folder.mkdir()
+    module = folder / "tiny_autograd.py"
+    module.write_text(prepared.source, encoding="utf-8")
+    # The worker may run as another user: let it read (never write) its own copy.
+    os.chmod(workdir, 0o755)
+    os.chmod(folder, 0o755)
+    os.chmod(module, 0o644)
+    worker = Worker(module, limits or Limits(), isolation)
+    report = worker.start()
+    if not report.ok:
+        problem = _load_problem(prepared, report)
+        worker.stop()
+        dead = DeadWorker(problem["en"])
+        dead.printed = worker.printed
+        return problem, [], dead
+    notes = []
+    if report.missing:
+        names = ", ".join(f"`{name}`" for name in report.missing)
+        notes.append({
+            "en": f"{prepared.display} does not define {names}: the tests that use it fail.",
+            "zh": f"{prepared.display} 没有定义 {names}：用到它的测试都会失败。",
+        })
+    return None, notes, worker
+
+
+def _load_problem(prepared, report):
+    if report.error:
+        error = report.error
+        return {
+            "en": f"Importing {prepared.where(error['line'])} raised {error['type']}: {error['message']}",
+            "zh": f"导入 {prepared.where(error['line'], 'zh')} 时抛出 {error['type']}：{error['message']}",
+        }
+    return {
+        "en": f"{prepared.display} could not be loaded: {report.problem}",
+        "zh": f"无法加载 {prepared.display}：{report.problem}",
+    }

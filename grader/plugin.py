@@ -1,0 +1,64 @@
+"""The pytest plugin of the trusted grader process.
+
+It hands each test the `engine` fixture, resets per-test state, and records
+what the results need (category, description, the bilingual finding) in the
+pytest-json-report metadata of every test. It never touches student code: the
+engine only talks to the worker through its JSON channel.
+"""
+
+import pytest
+
+from grader.engine import GradingFailure, finding_from_exception
+
+CATEGORIES = ("gradients", "accumulation", "zero_grad", "forward_mode")
+
+
+class GraderPlugin:
+    def __init__(self, engine):
+        self._engine = engine
+
+    def pytest_configure(self, config):
+        config.addinivalue_line("markers", "category(name): the rubric category of a test")
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            marker = item.get_closest_marker("category")
+            if marker is None or marker.args[0] not in CATEGORIES:
+                raise pytest.UsageError(f"{item.nodeid}: every test needs @pytest.mark.category(one of {CATEGORIES})")
+
+    @pytest.fixture(scope="session")
+    def engine(self):
+        return self._engine
+
+    @pytest.fixture(autouse=True)
+    def _fresh_test_state(self):
+        self._engine.begin_test()
+        yield
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_json_runtest_metadata(self, item, call):
+        if call.when != "call":
+            return {}
+        doc = (item.function.__doc__ or "").strip()
+        metadata = {
+            "category": item.get_closest_marker("category").args[0],
+            "doc": " ".join(doc.split()),
+        }
+        if call.excinfo is not None:
+            error = call.excinfo.value
+            finding = error.finding if isinstance(error, GradingFailure) else _hypothesis_cause(error)
+            metadata["finding"] = finding.as_dict()
+        return metadata
+
+
+def _hypothesis_cause(error):
+    """Hypothesis may wrap our failure (Flaky, ExceptionGroup); find it if it is there."""
+    seen = [error]
+    while seen:
+        current = seen.pop()
+        if isinstance(current, GradingFailure):
+            return current.finding
+        seen.extend(getattr(current, "exceptions", ()))
+        if current.__cause__ is not None:
+            seen.append(current.__cause__)
+    return finding_from_exception(error)

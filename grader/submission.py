@@ -1,0 +1,154 @@
+"""Turn what a student handed in into one Python module, without running it.
+
+Accepts a `.py` file of any name, a `.ipynb` notebook, or a folder holding one.
+Problems a grader can see without executing anything (missing, empty, binary,
+not UTF-8, too large, syntax error, broken notebook, ambiguous folder) become a
+`Problem` with a bilingual message that says what is wrong and where.
+
+Notebooks: code cells are joined into one module; shell (`!`) and magic (`%`)
+lines become `pass` and are never run; a line map points module lines back to
+(cell, line) for messages.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_BYTES = 1024 * 1024
+PREFERRED_STEM = "tiny_autograd"
+SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", ".ipynb_checkpoints", "node_modules"}
+
+
+@dataclass
+class Problem:
+    en: str
+    zh: str
+
+
+@dataclass
+class Prepared:
+    origin: Path  # what the student handed in
+    display: str  # the file name shown in messages
+    source: str = ""
+    cells: list = field(default_factory=list)  # module line (1-based) -> (cell number, line in cell)
+    problem: Problem = None
+
+    def where(self, line, lang="en"):
+        """A module line as the student sees it: file line, or notebook cell and line."""
+        if line is None:
+            return self.display
+        place = ("line", line)
+        if self.cells:
+            if not (1 <= line <= len(self.cells)) or self.cells[line - 1] is None:
+                return self.display
+            place = ("cell", *self.cells[line - 1])
+        if lang == "zh":
+            if place[0] == "cell":
+                return f"{self.display} 第 {place[1]} 个单元格第 {place[2]} 行"
+            return f"{self.display} 第 {line} 行"
+        if place[0] == "cell":
+            return f"{self.display}, cell {place[1]}, line {place[2]}"
+        return f"{self.display}, line {line}"
+
+
+def prepare(path):
+    path = Path(path)
+    if not path.exists():
+        return _fail(path, f"{path}: no such file or folder.", f"{path}：文件或文件夹不存在。")
+    if path.is_dir():
+        chosen, problem = _choose_in_folder(path)
+        if problem:
+            return Prepared(path, str(path), problem=problem)
+        path = chosen
+    display = path.name
+    raw = path.read_bytes()[: MAX_BYTES + 1]
+    if len(raw) > MAX_BYTES:
+        return _fail(path, f"{display}: the file is larger than {MAX_BYTES // 1024} KiB; is it the right file?",
+                     f"{display}：文件超过 {MAX_BYTES // 1024} KiB，交对文件了吗？")
+    if not raw.strip():
+        return _fail(path, f"{display}: the file is empty.", f"{display}：文件是空的。")
+    if b"\x00" in raw:
+        return _fail(path, f"{display}: this is a binary file, not Python source or a notebook.",
+                     f"{display}：这是二进制文件，不是 Python 源码或 notebook。")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        return _fail(path, f"{display}: not UTF-8 text (bad byte at offset {error.start}); save the file as UTF-8.",
+                     f"{display}：不是 UTF-8 文本（第 {error.start} 个字节有误），请以 UTF-8 保存。")
+    if path.suffix == ".ipynb":
+        prepared = _from_notebook(path, display, text)
+    else:
+        prepared = Prepared(path, display, source=text)
+    if prepared.problem is None:
+        prepared.problem = _syntax_problem(prepared)
+    return prepared
+
+
+def _fail(path, en, zh):
+    return Prepared(path, path.name or str(path), problem=Problem(en, zh))
+
+
+def _choose_in_folder(folder):
+    candidates = sorted(
+        p for p in folder.rglob("*")
+        if p.suffix in (".py", ".ipynb") and p.is_file()
+        and not (SKIPPED_DIRS & set(p.relative_to(folder).parts))
+        and not p.name.startswith(("test_", "conftest"))
+    )
+    preferred = [p for p in candidates if p.stem == PREFERRED_STEM]
+    if len(preferred) == 1:
+        return preferred[0], None
+    if len(candidates) == 1:
+        return candidates[0], None
+    if not candidates:
+        return None, Problem(f"{folder}: no .py or .ipynb file found in this folder.",
+                             f"{folder}：文件夹里没有 .py 或 .ipynb 文件。")
+    names = ", ".join(str(p.relative_to(folder)) for p in (preferred or candidates)[:6])
+    return None, Problem(
+        f"{folder}: several candidate files ({names}); name yours {PREFERRED_STEM}.py or pass the file itself.",
+        f"{folder}：有多个候选文件（{names}）；请命名为 {PREFERRED_STEM}.py，或直接给出文件路径。",
+    )
+
+
+def _from_notebook(path, display, text):
+    import nbformat
+
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+        nbformat.validate(notebook)
+    except json.JSONDecodeError as error:
+        return _fail(path, f"{display}: not a valid notebook: broken JSON at line {error.lineno}, column {error.colno}.",
+                     f"{display}：不是有效的 notebook：JSON 在第 {error.lineno} 行第 {error.colno} 列损坏。")
+    except Exception as error:  # nbformat raises several kinds for schema problems
+        reason = " ".join(str(error).split())[:200]
+        return _fail(path, f"{display}: not a valid notebook ({reason}).", f"{display}：不是有效的 notebook（{reason}）。")
+    lines, cells = [], []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+        cell_lines = source.splitlines()
+        whole_cell_magic = bool(cell_lines) and cell_lines[0].lstrip().startswith("%%")
+        for line_number, line in enumerate(cell_lines, start=1):
+            stripped = line.lstrip()
+            if whole_cell_magic or stripped.startswith(("!", "%")):
+                line = line[: len(line) - len(stripped)] + "pass  # shell/magic line removed by the grader"
+            lines.append(line)
+            cells.append((number, line_number))
+        lines.append("")
+        cells.append(None)
+    return Prepared(path, display, source="\n".join(lines) + "\n", cells=cells)
+
+
+def _syntax_problem(prepared):
+    try:
+        compile(prepared.source, prepared.display, "exec", dont_inherit=True)
+    except SyntaxError as error:
+        return Problem(
+            f"Syntax error in {prepared.where(error.lineno)}: {error.msg}.",
+            f"语法错误：{prepared.where(error.lineno, 'zh')}：{error.msg}。",
+        )
+    except (ValueError, RecursionError, MemoryError) as error:
+        return Problem(f"{prepared.display}: cannot be compiled ({type(error).__name__}).",
+                       f"{prepared.display}：无法编译（{type(error).__name__}）。")
+    return None

@@ -1,0 +1,148 @@
+"""Run a graph program with one implementation of the exercise.
+
+A graph program is plain data: a list of steps, each a JSON list.
+
+    ["value", 2.0]              new node: Value(2.0)
+    ["dual", 2.0, 1.0]          new node: Dual(2.0, 1.0)
+    ["op", "*", "n0", "n1"]     new node: n0 * n1   (operands: "nK" or a number)
+    ["op", "tanh", "n2"]        new node: n2.tanh()
+    ["backward", "n3"]          n3.backward(); its returned order is recorded
+    ["zero_grad", ["n0", "n1"]] zero_grad([n0, n1])
+    ["read"]                    snapshot every node: [data, grad] or [val, der]
+
+The same code runs the reference on the trusted side and the submission inside
+the worker, so both are driven identically. It uses only the standard library:
+the sandboxed worker sees nothing else of the kit.
+
+The outcome holds only JSON-safe plain data. Student objects never leave here:
+numbers are copied out as floats, anything else is described by a short string.
+"""
+
+import math
+import operator
+import traceback
+
+BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "**": operator.pow}
+UNARY = {"neg": operator.neg}
+METHODS = ("exp", "log", "tanh", "relu")
+MAX_TEXT = 300
+MAX_ORDER = 100_000
+
+
+def short(text, limit=MAX_TEXT):
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+def describe(value):
+    """A number as a float; anything else as a marker the trusted side can explain."""
+    if isinstance(value, (float, int)) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except BaseException:  # noqa: B036 - a hostile __float__ must not crash the reply
+            number = math.nan
+        if math.isfinite(number):
+            return number
+        return {"nonfinite": "nan" if math.isnan(number) else ("inf" if number > 0 else "-inf")}
+    try:
+        shown = repr(value)
+    except BaseException:  # noqa: B036 - a hostile __repr__ must not crash the reply
+        shown = object.__repr__(value)
+    return {"not_a_number": short(type(value).__name__, 80), "repr": short(shown, 120)}
+
+
+class MissingName(Exception):
+    """The submission does not define a name the program needs."""
+
+
+class _Missing:
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise MissingName(f"the submission defines no `{self.name}`")
+
+
+class Interpreter:
+    def __init__(self, namespace, source_file=None):
+        self.source_file = source_file
+        self.Value = namespace.get("Value") or _Missing("Value")
+        self.Dual = namespace.get("Dual") or _Missing("Dual")
+        self.zero_grad = namespace.get("zero_grad") or _Missing("zero_grad")
+
+    def run(self, steps):
+        nodes, snapshots, orders = [], [], []
+        for index, step in enumerate(steps):
+            try:
+                self._step(step, nodes, snapshots, orders)
+            except BaseException as error:  # noqa: B036 - report, never propagate
+                return {
+                    "ok": False,
+                    "step": index,
+                    "error": {"type": short(type(error).__name__, 80), "message": short(_message(error)), "where": _where(error, self.source_file)},
+                    "snapshots": snapshots,
+                    "orders": orders,
+                }
+        return {"ok": True, "snapshots": snapshots, "orders": orders}
+
+    def _step(self, step, nodes, snapshots, orders):
+        kind = step[0]
+        if kind == "value":
+            nodes.append(self.Value(step[1]))
+        elif kind == "dual":
+            nodes.append(self.Dual(step[1], step[2]))
+        elif kind == "op":
+            nodes.append(self._apply(step[1], [self._operand(a, nodes) for a in step[2:]]))
+        elif kind == "backward":
+            returned = self._operand(step[1], nodes).backward()
+            orders.append(self._order(returned, nodes))
+        elif kind == "zero_grad":
+            self.zero_grad([self._operand(ref, nodes) for ref in step[1]])
+        elif kind == "read":
+            snapshots.append([self._read(node) for node in nodes])
+        else:
+            raise ValueError(f"unknown step {kind!r}")
+
+    @staticmethod
+    def _operand(ref, nodes):
+        return nodes[int(ref[1:])] if isinstance(ref, str) else ref
+
+    @staticmethod
+    def _apply(name, args):
+        if name in BINARY:
+            return BINARY[name](args[0], args[1])
+        if name in UNARY:
+            return UNARY[name](args[0])
+        if name in METHODS:
+            return getattr(args[0], name)()
+        raise ValueError(f"unknown op {name!r}")
+
+    def _read(self, node):
+        if isinstance(self.Dual, type) and isinstance(node, self.Dual):
+            return [describe(node.val), describe(node.der)]
+        return [describe(node.data), describe(node.grad)]
+
+    @staticmethod
+    def _order(returned, nodes):
+        """backward()'s return value as program node numbers (-1: a node the program
+        did not create, such as a wrapped constant)."""
+        if not isinstance(returned, (list, tuple)):
+            return {"not_a_list": short(type(returned).__name__, 80)}
+        position = {id(node): number for number, node in enumerate(nodes)}
+        return [position.get(id(item), -1) for item in list(returned)[:MAX_ORDER]]
+
+
+def _message(error):
+    try:
+        return str(error)
+    except BaseException:  # noqa: B036
+        return "<the exception's message could not be shown>"
+
+
+def _where(error, source_file):
+    """The innermost frame of the traceback in the submission: file, line, function."""
+    frames = traceback.extract_tb(error.__traceback__)
+    for frame in reversed(frames):
+        if frame.filename == source_file:
+            return {"file": short(frame.filename, 200), "line": frame.lineno, "function": short(frame.name, 80)}
+    return None

@@ -1,0 +1,63 @@
+"""Shared fixtures for the kit's own tests of the reference engine.
+
+Nothing here is autouse: a test gets the reference engine or the sympy oracle
+only by asking for the fixture by name.
+"""
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "reference" / "tiny_autograd.py"
+
+
+def load_module(path, name):
+    """Import the file at `path` as a fresh module called `name` (not put in sys.modules)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def engine():
+    """The reference solution, reference/tiny_autograd.py."""
+    return load_module(REFERENCE, "reference_tiny_autograd")
+
+
+@pytest.fixture(scope="session")
+def sympy_gradient():
+    """The exact oracle: sympy_gradient(f, point) -> (value, [∂f/∂x_i, ...]) as floats.
+
+    `f(ops, *xs)` must build its expression from Python operators and the
+    functions of `ops` (exp, log, tanh, relu, const), so that the very same `f`
+    can also be run on Value or Dual inputs. The oracle builds f on sympy
+    symbols, differentiates symbolically and evaluates at the exact binary
+    value of each float in `point`, with 30 significant digits.
+    """
+    import sympy
+
+    ops = SimpleNamespace(
+        exp=sympy.exp,
+        log=sympy.log,
+        tanh=sympy.tanh,
+        # relu'(0) = 0: the strict inequality sends 0 to the second branch.
+        relu=lambda a: sympy.Piecewise((a, a > 0), (0, True)),
+        # Constants and exponents enter as exact rationals (0.5 -> 1/2, 2.0 -> 2).
+        const=sympy.Rational,
+    )
+
+    def gradient(f, point):
+        symbols = sympy.symbols(f"x0:{len(point)}")
+        expression = sympy.sympify(f(ops, *symbols))
+        exact_point = {s: sympy.Rational(v) for s, v in zip(symbols, point)}
+
+        def at_point(e):
+            return float(e.xreplace(exact_point).evalf(30))
+
+        return at_point(expression), [at_point(sympy.diff(expression, s)) for s in symbols]
+
+    return gradient

@@ -6,6 +6,7 @@ SUBMISSION ?= student_template/tiny_autograd.py
 SUITE ?= public
 OUT ?= results/results.json
 FORMAT ?= gradescope
+HTML ?= results/report.html
 
 .PHONY: grade test template check-template clean
 
@@ -19,7 +20,7 @@ $(VENV)/.dev-deps: $(VENV)/.grade-deps
 	touch $@
 
 grade: $(VENV)/.grade-deps
-	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT)
+	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) --html "$(HTML)"
 
 test: $(VENV)/.dev-deps
 	$(PY) -m pytest
@@ -32,3 +33,12 @@ check-template: $(VENV)/.grade-deps
 
 clean:
 	rm -rf $(VENV) results dist
+
+# Hand-out bundles (docs/INSTRUCTORS.md): dist/student/ (the GitHub Classroom
+# template repository) and dist/classroom-hidden/; dist/gradescope/autograder.zip.
+.PHONY: dist gradescope
+dist: $(VENV)/.grade-deps
+	$(PY) -m authoring.dist student
+
+gradescope: $(VENV)/.grade-deps
+	$(PY) -m authoring.dist gradescope

@@ -1,5 +1,6 @@
 """python -m grader grade SUBMISSION [--suite public|hidden|all] [--out FILE]
-                                   [--format gradescope|classroom] [--lang zh|en]
+                                   [--format gradescope|classroom] [--lang zh|en] [--html FILE]
+python -m grader batch DIR [--out grades.csv] [--jobs N] [--suite ...] (see grader/batch.py)
 
 Exit 0 whenever a results file was written, whatever the score; non-zero only
 when the grader itself could not run.
@@ -12,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from grader import results, terminal
+from grader import batch, html_report, results, terminal
 from grader.grading import SUITES, grade
 
 
@@ -35,6 +36,12 @@ def build_parser():
     one.add_argument("--format", choices=sorted(results.FORMATS), default="gradescope")
     one.add_argument("--lang", choices=("zh", "en"), default=None, help="feedback language (default: from the locale)")
     one.add_argument("--quiet", action="store_true", help="no terminal summary")
+    one.add_argument("--html", metavar="FILE", default=None,
+                     help="also write a self-contained HTML report with a picture of each failing graph")
+    many = commands.add_parser("batch", help="grade every submission in a folder into a CSV gradebook")
+    batch.add_arguments(many)
+    many.add_argument("--suite", choices=SUITES, default="public")
+    many.add_argument("--lang", choices=("zh", "en"), default=None, help="feedback language (default: from the locale)")
     return parser
 
 
@@ -49,12 +56,16 @@ def write_json(path, data):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     lang = args.lang or default_lang()
+    if args.command == "batch":
+        return batch.main(args, lang)
     out = Path(args.out)
     raw_report = out.with_name(out.stem + ".pytest.json")
     result = grade(args.submission, suite=args.suite, report_file=raw_report)
     write_json(out, results.FORMATS[args.format](result, lang))
+    if args.html:
+        html_report.write(result, args.html, lang)
     if not args.quiet:
-        terminal.summary(result, lang, out)
+        terminal.summary(result, lang, out, html_path=args.html)
     return 0
 
 

@@ -5,15 +5,19 @@ process, through the same interpreter) and on the submission (through the
 worker), then raises `GradingFailure` with a bilingual `Finding` when they differ.
 """
 
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
 
 from grader.compare import Finding, compare
 from grader.worker.interpreter import Interpreter
+from grader.worker_client import Worker
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_FILE = KIT_ROOT / "reference" / "tiny_autograd.py"
+SHRINK_CALL_SECONDS = 2.0  # one program, on the shrinking worker
+SHRINK_BUDGET_SECONDS = 30.0  # all shrinking of one submission
 
 
 class GradingFailure(AssertionError):
@@ -44,22 +48,39 @@ class ReferenceOracle:
 
 
 class Engine:
-    def __init__(self, worker, oracle, locate=None):
+    def __init__(self, worker, oracle, locate=None, shrink_worker=None):
         self.worker = worker
         self.oracle = oracle
         self.locate = locate
         self._sticky_failure = None  # a worker failure, repeated for the rest of one test
+        self.category = None  # the running test's category, for the explanation
+        # Shrinking runs on a worker of its own, so it cannot touch the graded
+        # worker's time budget or state (see refine()).
+        self._shrink_worker = shrink_worker
+        self._own_shrink_worker = False
+        self._evidence, self._evidence_tried = None, False
 
-    def begin_test(self):
+    def begin_test(self, category=None):
         self._sticky_failure = None
+        self.category = category
+        getattr(self.oracle, "begin_test", _nothing)()  # see grader/oracle_recorded.py
 
-    def check(self, graph, check_order=False):
+    def check(self, graph, check_order=False, rule=None):
+        """Raise GradingFailure unless the submission gives the reference's numbers.
+
+        `rule` (optional): the id of the rule this check is about, from
+        grader/feedback/hints.toml ("leaf-accumulates", "intermediate-reset",
+        "zero-grad", ...); the explanation names it when the numbers alone do not."""
         expected = self.oracle.expected(graph.steps)
         if self._sticky_failure is not None:
             raise GradingFailure(self._sticky_failure)
         reply = self.worker.run(graph.steps)
-        findings = compare(graph, expected, reply, check_order=check_order, locate=self.locate)
+        # Cheap here (Hypothesis may call this hundreds of times while it shrinks):
+        # no hints. refine() explains the test's final failure in full, once.
+        findings = compare(graph, expected, reply, check_order=check_order, locate=self.locate,
+                           rule=rule, category=self.category, hints=frozenset())
         if findings:
+            getattr(self.oracle, "saw_failure", _nothing)()
             if reply.failure:
                 # Later examples of a generated test would only fail the same way
                 # (or time out again): stop here and keep the program that failed.
@@ -69,6 +90,67 @@ class Engine:
     def outcome(self, graph):
         """The submission's raw outcome, for tests that check something custom."""
         return self.worker.run(graph.steps)
+
+    # ------------------------------------------------------------ feedback
+
+    def refine(self, finding):
+        """Explain a test's final finding in full: with the probes' evidence and
+        the hints, and with the smallest program that fails the same way. Called
+        once per failed test, after its outcome is decided; never raises, never
+        changes whether the test passed."""
+        try:
+            from grader.feedback.refine import refine
+
+            return refine(self, finding)
+        except Exception:  # noqa: BLE001 - feedback must never break grading
+            return finding
+
+    def evidence(self):
+        """What the probes say about this submission (see grader/feedback/probes.py),
+        gathered once, on the feedback worker; None when it cannot be gathered."""
+        if not self._evidence_tried:
+            self._evidence_tried = True
+            try:
+                from grader.feedback.probes import Evidence
+
+                run_reference = self.reference_runner()
+                worker = self.shrink_worker() if run_reference is not None else None
+                if worker is not None:
+                    self._evidence = Evidence.gather(run_reference, worker.run)
+            except Exception:  # noqa: BLE001 - feedback must never break grading
+                self._evidence = None
+        return self._evidence
+
+    def shrink_worker(self):
+        """A second worker on the same submission, started on first use; None when
+        the graded worker is not a real one (a dead submission)."""
+        if self._shrink_worker is None and isinstance(self.worker, Worker):
+            limits = dataclasses.replace(
+                self.worker.limits,
+                call_seconds=min(self.worker.limits.call_seconds, SHRINK_CALL_SECONDS),
+                budget_seconds=SHRINK_BUDGET_SECONDS,
+            )
+            self._shrink_worker = Worker(self.worker.submission_file, limits, self.worker.isolation)
+            self._own_shrink_worker = True
+        return self._shrink_worker
+
+    def reference_runner(self):
+        """Runs any program on the reference (not only recorded ones), or None."""
+        oracle = self.oracle
+        while oracle is not None:
+            interpreter = getattr(oracle, "interpreter", None)
+            if interpreter is not None:
+                return interpreter.run
+            oracle = getattr(oracle, "inner", None)
+        return None
+
+    def close(self):
+        if self._own_shrink_worker and self._shrink_worker is not None:
+            self._shrink_worker.stop()
+
+
+def _nothing():
+    pass
 
 
 def finding_from_exception(error):

@@ -14,9 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+from pytest_jsonreport.plugin import JSONReport
 
 from grader import sandbox
-from grader.engine import Engine, ReferenceOracle
+from grader.engine import Engine
+from grader.oracle_recorded import default_oracle
 from grader.plugin import GraderPlugin
 from grader.results import SUITES_DIR, GradeResult, tests_from_report
 from grader.submission import prepare
@@ -57,17 +59,21 @@ def run_suite(engine, suite, report_file, quiet=True):
         "--rootdir", str(SUITES_DIR),
         "-p", "no:cacheprovider",
         "-q",
-        "--json-report",
-        f"--json-report-file={report_file}",
+        "--json-report-file=none",
         "--json-report-omit", "collectors", "log", "warnings",
     ]
+    # The report is taken from memory, never read back from disk: while the suite
+    # runs, a worker at the process level (same user) could rewrite any file here.
+    recorder = JSONReport()
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink) if quiet else contextlib.nullcontext():
-        exit_code = pytest.main(args, plugins=[GraderPlugin(engine)])
+        exit_code = pytest.main(args, plugins=[GraderPlugin(engine), recorder])
     if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise RuntimeError(f"the grader's own suite did not run (pytest exit code {exit_code}):\n{sink.getvalue()[-3000:]}")
-    with open(report_file, encoding="utf-8") as report:
-        return json.load(report)
+    report = json.loads(json.dumps(recorder.report, default=str))
+    if report_file:
+        recorder.save_report(str(report_file))  # a copy for debugging; grading never reads it
+    return report
 
 
 def grade(path, suite="public", report_file=None, limits=None, isolation=None, oracle=None):
@@ -78,7 +84,7 @@ def grade(path, suite="public", report_file=None, limits=None, isolation=None, o
     workdir = Path(tempfile.mkdtemp(prefix="grader-"))
     try:
         problem, notes, worker = _start(prepared, workdir, limits, isolation)
-        engine = Engine(worker, oracle or ReferenceOracle(), locate=prepared.where)
+        engine = Engine(worker, oracle or default_oracle(), locate=prepared.where)
         report_file = report_file or workdir / "report.json"
         try:
             report = run_suite(engine, suite, report_file)

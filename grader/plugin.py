@@ -31,9 +31,13 @@ class GraderPlugin:
         return self._engine
 
     @pytest.fixture(autouse=True)
-    def _fresh_test_state(self):
-        self._engine.begin_test()
+    def _fresh_test_state(self, request):
+        marker = request.node.get_closest_marker("category")
+        self._engine.begin_test(category=marker.args[0] if marker else None)
         yield
+
+    def pytest_sessionfinish(self):
+        getattr(self._engine, "close", lambda: None)()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_runtest_metadata(self, item, call):
@@ -47,6 +51,8 @@ class GraderPlugin:
         if call.excinfo is not None:
             error = call.excinfo.value
             finding = error.finding if isinstance(error, GradingFailure) else _hypothesis_cause(error)
+            # Once per failed test, after its outcome is fixed: shrink and sharpen the feedback.
+            finding = getattr(self._engine, "refine", lambda f: f)(finding)
             metadata["finding"] = finding.as_dict()
         return metadata
 

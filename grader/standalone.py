@@ -4,7 +4,8 @@ Used by benchmarks and by instructors who want plain pytest output. The
 submission still runs only in a worker.
 """
 
-from grader.engine import Engine, ReferenceOracle
+from grader.engine import Engine
+from grader.oracle_recorded import default_oracle
 from grader.plugin import GraderPlugin
 from grader.submission import prepare
 from grader.grading import DeadWorker
@@ -17,9 +18,9 @@ import tempfile
 def plugin_for(path, config):
     prepared = prepare(path)
     if prepared.problem:
-        return GraderPlugin(Engine(DeadWorker(prepared.problem.en), ReferenceOracle()))
+        return GraderPlugin(Engine(DeadWorker(prepared.problem.en), default_oracle()))
     module = Path(tempfile.mkdtemp(prefix="grader-")) / "tiny_autograd.py"
     module.write_text(prepared.source, encoding="utf-8")
     worker = Worker(module)
     atexit.register(worker.stop)
-    return GraderPlugin(Engine(worker, ReferenceOracle()))
+    return GraderPlugin(Engine(worker, default_oracle()))

@@ -55,13 +55,20 @@ def prepare(path):
     path = Path(path)
     if not path.exists():
         return _fail(path, f"{path}: no such file or folder.", f"{path}：文件或文件夹不存在。")
+    handed_in = path if path.is_dir() else path.parent
     if path.is_dir():
         chosen, problem = _choose_in_folder(path)
         if problem:
             return Prepared(path, str(path), problem=problem)
         path = chosen
     display = path.name
-    raw = path.read_bytes()[: MAX_BYTES + 1]
+    # A symbolic link out of what was handed in (to the kit's reference, /dev/zero, ...)
+    # would make the trusted side read it; only regular files are read, and only so far.
+    if not path.resolve().is_relative_to(handed_in.resolve()) or not path.resolve().is_file():
+        return _fail(path, f"{display}: a link to a file outside the submission, or not a regular file; hand in the file itself.",
+                     f"{display}：指向提交内容之外的链接，或不是普通文件；请提交文件本身。")
+    with open(path, "rb") as source:
+        raw = source.read(MAX_BYTES + 1)
     if len(raw) > MAX_BYTES:
         return _fail(path, f"{display}: the file is larger than {MAX_BYTES // 1024} KiB; is it the right file?",
                      f"{display}：文件超过 {MAX_BYTES // 1024} KiB，交对文件了吗？")

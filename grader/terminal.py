@@ -1,43 +1,160 @@
-"""The summary printed after `make grade`: fits 80 columns, colour only on a TTY."""
+"""The summary printed after `make grade`: fits 80 columns, colour only on a TTY.
+
+Per category the points earned and possible, then the first few failed tests
+with what is wrong, the localized cause, the hint when the numbers match a
+known misconception, and (for the first one) the smallest program that shows
+it; last, where the full report is. Chinese text is wrapped by display width
+(a CJK character takes two columns).
+"""
 
 import os
+import re
 import sys
-import textwrap
+import unicodedata
 
 WIDTH = 80
 SHOWN_FAILURES = 3
+CODE_LINES = 12
+BAR = 20
+TOKENS = re.compile(r"\s+|[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]|[^\s\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+")
+
+TEXT = {
+    "en": {"score": "Score", "failed": "{n} of {total} tests failed; the first {shown}:",
+           "all_failed_shown": "{n} of {total} tests failed:", "passed": "All {total} tests passed.",
+           "cause": "Cause: ", "hint": "Hint: ", "smallest": "Smallest program that shows it:",
+           "program": "A program that shows it:", "report": "Full report: ", "results": "Results file: ",
+           "isolation": "Isolation: ", "more": "... ({n} more lines)"},
+    "zh": {"score": "得分", "failed": "{total} 个测试中有 {n} 个未通过，前 {shown} 个：",
+           "all_failed_shown": "{total} 个测试中有 {n} 个未通过：", "passed": "全部 {total} 个测试通过。",
+           "cause": "原因：", "hint": "提示：", "smallest": "能重现这个问题的最小程序：",
+           "program": "能重现这个问题的程序：", "report": "完整报告：", "results": "结果文件：",
+           "isolation": "隔离级别：", "more": "……（还有 {n} 行）"},
+}
 
 
-def _paint(text, code, stream):
-    if stream.isatty() and not os.environ.get("NO_COLOR"):
-        return f"\033[{code}m{text}\033[0m"
-    return text
+def width(text):
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-def summary(result, lang, results_path, stream=None):
+def wrap(text, limit=WIDTH, indent="", subsequent=None):
+    """Greedy wrapping by display width: breaks at spaces, or between CJK characters."""
+    subsequent = indent if subsequent is None else subsequent
+    lines, current, room = [], indent, limit - width(indent)
+    for token in TOKENS.findall(" ".join(text.split())):
+        if token.isspace():
+            if current.strip():
+                current, room = current + " ", room - 1
+            continue
+        while width(token) > limit - width(subsequent):  # a token longer than a line: cut it
+            if room <= 0 or current.strip():
+                lines.append(current.rstrip())
+                current, room = subsequent, limit - width(subsequent)
+            head = _cut(token, room)
+            lines.append(current + head)
+            token = token[len(head):]
+            current, room = subsequent, limit - width(subsequent)
+        if width(token) > room and current.strip():
+            lines.append(current.rstrip())
+            current, room = subsequent, limit - width(subsequent)
+        current, room = current + token, room - width(token)
+    if current.strip():
+        lines.append(current.rstrip())
+    return lines
+
+
+def _cut(token, room):
+    taken = ""
+    for char in token:
+        if width(taken + char) > room:
+            break
+        taken += char
+    return taken or token[0]
+
+
+class Painter:
+    def __init__(self, stream):
+        self.on = bool(getattr(stream, "isatty", lambda: False)()) and not os.environ.get("NO_COLOR")
+
+    def __call__(self, text, code):
+        return f"\033[{code}m{text}\033[0m" if self.on and text else text
+
+
+def summary(result, lang, results_path, stream=None, html_path=None):
     stream = stream or sys.stdout
+    print("\n".join(summary_lines(result, lang, results_path, Painter(stream), html_path)), file=stream)
+
+
+def summary_lines(result, lang, results_path, paint=None, html_path=None):
+    paint = paint or (lambda text, code: text)
     zh = lang == "zh"
+    text = TEXT["zh" if zh else "en"]
     lines = []
-    first = result.first_line(lang)
-    colour = "32" if result.score >= result.max_score and not result.problem else ("31" if result.problem else "33")
-    lines += textwrap.wrap(first, WIDTH) or [first]
-    lines[0] = _paint(lines[0], colour, stream)
+    if result.problem:
+        for line in wrap(result.first_line(lang)):
+            lines.append(paint(line, "31;1"))
+    else:
+        colour = "32;1" if result.score >= result.max_score else "33;1"
+        lines.append(paint(f"{text['score']} {result.score:g} / {result.max_score:g}", colour))
     lines.append("")
     for category, (earned, possible) in result.categories().items():
-        bar = "#" * round(20 * earned / possible) if possible else ""
-        lines.append(f"  {category:<13} {earned:>6g} / {possible:<6g} {bar:<20}")
+        filled = round(BAR * earned / possible) if possible else 0
+        bar = paint("#" * filled, "32") + paint("." * (BAR - filled), "2")
+        lines.append(f"  {category:<14}{earned:>7g} / {possible:<6g} {bar}")
     failures = [t for t in result.tests if not t.passed]
-    if failures and not result.problem:
+    if not result.problem:
         lines.append("")
-        lines.append(("未通过的测试 (前 %d 个，共 %d 个)：" if zh else "First %d of %d failed tests:")
-                     % (min(SHOWN_FAILURES, len(failures)), len(failures)))
-        for test in failures[:SHOWN_FAILURES]:
-            lines.append(_paint(f"- {test.nodeid.partition('::')[2]} [{test.category}]", "1", stream))
-            message = test.message(lang).split(" Program")[0]
-            lines += textwrap.wrap(message, WIDTH, initial_indent="    ", subsequent_indent="    ")
+        if not failures:
+            lines.append(paint(text["passed"].format(total=len(result.tests)), "32"))
+        else:
+            shown = min(SHOWN_FAILURES, len(failures))
+            key = "failed" if shown < len(failures) else "all_failed_shown"
+            lines.append(text[key].format(n=len(failures), total=len(result.tests), shown=shown))
+            for index, test in enumerate(failures[:shown]):
+                lines.append("")
+                lines += _failure(test, lang, text, paint, with_code=index == 0)
     for note in result.notes:
-        lines += textwrap.wrap(note["zh" if zh else "en"], WIDTH)
+        lines.append("")
+        lines += wrap(note["zh" if zh else "en"])
     lines.append("")
-    lines.append(("隔离级别：" if zh else "Isolation: ") + result.isolation)
-    lines.append(("完整报告：" if zh else "Full report: ") + str(results_path))
-    print("\n".join(lines), file=stream)
+    if html_path:
+        lines += wrap(text["report"] + str(html_path), subsequent="  ")
+        lines += wrap(text["results"] + str(results_path), subsequent="  ")
+    else:
+        lines += wrap(text["report"] + str(results_path), subsequent="  ")
+    lines += [paint(line, "2") for line in wrap(text["isolation"] + result.isolation, subsequent="  ")]
+    return lines
+
+
+def _failure(test, lang, text, paint, with_code):
+    name = test.nodeid.partition("::")[2] or test.name
+    lines = [paint(f"x {name}", "31;1") + f"  [{test.category}]"]
+    finding = test.finding or {}
+    headline, cause, hint = finding.get("headline"), finding.get("cause"), finding.get("hint")
+    if not headline:
+        message = test.message(lang).split("\n")[0]
+        return lines + wrap(message, indent="    ")
+    lines += wrap(headline[lang], indent="    ")
+    if cause:
+        lines += wrap(text["cause"] + _first_sentences(cause[lang]), indent="    ")
+    if hint:
+        hint_lines = wrap(text["hint"] + hint[lang], indent="    ")
+        lines += [paint(line, "36") for line in hint_lines]
+    if with_code:
+        shrunk = finding.get("shrunk") or {}
+        code = shrunk.get("code") or finding.get("code")
+        if code:
+            lines.append("    " + (text["smallest"] if shrunk else text["program"]))
+            code_lines = code.splitlines()
+            for line in code_lines[:CODE_LINES]:
+                lines.append(paint("        " + line[: WIDTH - 8], "2" if not line.startswith("print") else "0"))
+            if len(code_lines) > CODE_LINES:
+                lines.append("        " + text["more"].format(n=len(code_lines) - CODE_LINES))
+    return lines
+
+
+def _first_sentences(cause):
+    """The cause without the trailing rule, which the report shows in full."""
+    for marker in (" The rule: ", "正确的规则："):
+        if marker in cause:
+            return cause.split(marker)[0]
+    return cause

@@ -1,12 +1,16 @@
 """The grader's side of the worker: start it, ask it, time it, kill it.
 
-Replies are untrusted: they are size-capped, parsed as JSON, and validated
-before anything reads them. Any timeout, crash, end of file or malformed reply
-kills the worker's whole process group; the next request starts a fresh worker.
+Replies are untrusted: they are size-capped, parsed as JSON, validated, and
+rebuilt with every string clipped before anything reads them. Any timeout,
+crash, end of file or malformed reply kills the worker's whole process group
+(and, outside bubblewrap, sweeps what it left behind); the next request starts
+a fresh worker. What the submission prints is capped per worker and in total.
 """
 
 import json
 import os
+import re
+import secrets
 import select
 import signal
 import subprocess
@@ -17,7 +21,11 @@ from dataclasses import dataclass, field
 from grader import sandbox
 
 MAX_REPLY_BYTES = 8 * 1024 * 1024
-OUTPUT_CAP_BYTES = 16 * 1024
+OUTPUT_CAP_BYTES = 16 * 1024  # per worker, and for everything printed.
+MAX_MESSAGE = 400  # an error message from the worker, in characters
+MAX_NAME = 80  # a type or function name from the worker
+# Control characters (other than tab and newline) do not belong in a results file.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 @dataclass
@@ -47,6 +55,7 @@ class LoadReport:
     missing: list = field(default_factory=list)
     problem: str = ""  # why the worker could not load the submission
     error: dict = None  # the load error the worker reported, if any
+    limits: list = field(default_factory=list)  # the rlimits the worker says held (informational)
 
 
 @dataclass
@@ -79,13 +88,19 @@ class CappedOutput:
         return self.snapshot()
 
     def snapshot(self):
-        shown = self.kept.decode("utf-8", errors="replace")
+        shown = printable(bytes(self.kept).decode("utf-8", errors="replace"))
         if self.total > len(self.kept):
             shown += f"\n[... {self.total - len(self.kept)} more bytes of output not kept]"
         return shown
 
 
+def printable(text):
+    """Text safe to put in a report: no terminal escapes or other control characters."""
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
 class Worker:
+
     def __init__(self, submission_file, limits=None, isolation=None):
         self.submission_file = submission_file
         self.limits = limits or Limits()
@@ -98,6 +113,10 @@ class Worker:
         self._reply_fd = None
         self._buffer = b""
         self._next_id = 0
+        self._token = None  # marks this worker's processes, for the sweep
+        self._born_after = 0
+        self._spare = frozenset()  # our children that are not this worker's
+        self.swept = 0  # processes the last stop() killed beyond the worker itself
         self.outputs = []  # capped output of every worker that has ended
 
     # ------------------------------------------------------------------ start
@@ -106,21 +125,34 @@ class Worker:
         """Start a worker and wait for its load report (cached after a load error)."""
         if self.load_report is not None and not self.load_report.ok:
             return self.load_report
+        sweeping = self.isolation.level != "bubblewrap"
+        sandbox.protect_grader(subreaper=sweeping)
         read_fd, write_fd = os.pipe()
         command, cwd = sandbox.worker_command(
             self.isolation, self.submission_file, write_fd, json.dumps(self.limits.for_worker())
         )
-        self.process = subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,),
-            cwd=cwd,
-            env=sandbox.SAFE_ENVIRONMENT,
-            start_new_session=True,
-        )
-        os.close(write_fd)
+        self._token = secrets.token_hex(8)
+        if sweeping:
+            self._born_after = sandbox.boot_ticks_now()
+            me = os.getpid()
+            self._spare = frozenset(
+                info.pid for info in sandbox.process_table().values() if info.ppid == me
+            )
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                cwd=cwd,
+                env=sandbox.worker_environment(self._token),
+                start_new_session=True,
+            )
+        finally:
+            os.close(write_fd)
+        with _LIVE_LOCK:
+            _LIVE_WORKERS.add(self.process.pid)
         self.starts += 1
         self._reply_fd, self._buffer = read_fd, b""
         self.output = CappedOutput(self.process.stdout)
@@ -129,7 +161,7 @@ class Worker:
             self.stop()
             self.load_report = LoadReport(False, problem=f"while loading the submission: {failure}")
         elif message.get("ready") is True and _is_name_list(message.get("missing")):
-            self.load_report = LoadReport(True, missing=message["missing"])
+            self.load_report = LoadReport(True, missing=message["missing"], limits=_limit_names(message))
         elif message.get("ready") is False and isinstance(message.get("load_error"), dict):
             self.stop()
             self.load_report = LoadReport(False, problem="import failed", error=_clean_load_error(message["load_error"]))
@@ -161,7 +193,7 @@ class Worker:
         outcome = message.get("outcome")
         if message.get("id") != self._next_id or not _valid_outcome(outcome, steps):
             return self._fail("the worker sent a malformed reply")
-        return Reply(outcome=outcome)
+        return Reply(outcome=_clean_outcome(outcome, steps))
 
     def _fail(self, reason):
         self.stop()
@@ -201,6 +233,8 @@ class Worker:
             code = self.process.wait(timeout=1.0)
         except subprocess.TimeoutExpired:
             return "the worker closed its reply channel"
+        if self.isolation.level == "bubblewrap" and code > 128:
+            code = 128 - code  # bwrap reports its child's death by signal N as exit status 128 + N
         if code < 0:
             name = _signal_name(-code)
             why = {
@@ -215,17 +249,26 @@ class Worker:
     # ------------------------------------------------------------------- stop
 
     def stop(self):
-        """Kill the worker's whole process group and collect what it printed."""
+        """Kill the worker's whole process group (outside bubblewrap, also every
+        process it left behind) and collect what it printed."""
         if self.process is None:
             return
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        pid = self.process.pid
+        if self.isolation.level != "bubblewrap":
+            # Freeze the group first: a stopped process cannot fork while we look.
+            _killpg(pid, signal.SIGSTOP)
+            with _LIVE_LOCK:
+                spare = self._spare | (_LIVE_WORKERS - {pid})
+            self.swept = max(0, sandbox.sweep(pid, self._token, self._born_after, spare) - 1)
+        # bubblewrap: pid 1 of the namespace dies with this group, and with it
+        # every process inside, however it detached itself.
+        _killpg(pid, signal.SIGKILL)
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        with _LIVE_LOCK:
+            _LIVE_WORKERS.discard(pid)
         for stream in (self.process.stdin,):
             try:
                 stream.close()
@@ -238,15 +281,79 @@ class Worker:
         self.process = None
 
     def printed(self):
-        """Everything the submission printed so far, capped per worker."""
+        """Everything the submission printed so far, capped per worker and in total."""
         running = self.output.snapshot() if self.process is not None else ""
-        return "".join(self.outputs) + running
+        text = "".join(self.outputs) + running
+        if len(text) <= OUTPUT_CAP_BYTES:
+            return text
+        return text[:OUTPUT_CAP_BYTES] + f"\n[... {len(text) - OUTPUT_CAP_BYTES} more characters of output not kept]"
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.stop()
+
+
+_LIVE_WORKERS = set()  # pids of running workers of this process (never swept by another)
+_LIVE_LOCK = threading.Lock()
+
+
+def _killpg(pid, number):
+    try:
+        os.killpg(pid, number)
+    except (ProcessLookupError, PermissionError, AttributeError):
+        pass
+
+
+def _limit_names(message):
+    names = message.get("limits")
+    return [n for n in names if isinstance(n, str)][:20] if isinstance(names, list) else []
+
+
+def _clip(value, limit):
+    return printable(value if len(value) <= limit else value[:limit] + f"... [{len(value) - limit} more characters]")
+
+
+def _clean_value(value):
+    if isinstance(value, dict):
+        if "nonfinite" in value:
+            return {"nonfinite": value["nonfinite"]}
+        return {"not_a_number": _clip(value["not_a_number"], MAX_NAME), "repr": _clip(value["repr"], 120)}
+    try:
+        return float(value)
+    except OverflowError:  # an int no float can hold (the interpreter never sends one)
+        return {"not_a_number": "int", "repr": "an integer too large for a float"}
+
+
+def _clean_outcome(outcome, steps):
+    """A validated outcome rebuilt from its known fields, numbers as floats, node
+    numbers in range, every string clipped: a submission that writes its own
+    replies cannot flood or garble the report."""
+    nodes = sum(1 for step in steps if step[0] in ("value", "dual", "op"))
+    clean = {
+        "ok": outcome["ok"],
+        "snapshots": [[[_clean_value(v) for v in pair] for pair in snapshot] for snapshot in outcome["snapshots"]],
+        "orders": [
+            {"not_a_list": _clip(order["not_a_list"], MAX_NAME)} if isinstance(order, dict)
+            else [i if -1 <= i < nodes else -1 for i in order]
+            for order in outcome["orders"]
+        ],
+    }
+    if not outcome["ok"]:
+        error = outcome["error"]
+        where = error.get("where")
+        clean["step"] = outcome["step"]
+        clean["error"] = {"type": _clip(error["type"], MAX_NAME), "message": _clip(error["message"], MAX_MESSAGE)}
+        if isinstance(where, dict) and isinstance(where.get("line"), int) and not isinstance(where["line"], bool):
+            clean["error"]["where"] = {
+                "file": _clip(str(where.get("file", "")), 200),
+                "line": where["line"],
+                "function": _clip(str(where.get("function", "")), MAX_NAME),
+            }
+        else:
+            clean["error"]["where"] = None
+    return clean
 
 
 def _reject_constant(name):
@@ -266,7 +373,7 @@ def _is_name_list(value):
 
 def _clean_load_error(error):
     def text(value, limit):
-        return str(value)[:limit] if isinstance(value, str) else ""
+        return printable(value[:limit]) if isinstance(value, str) else ""
 
     line = error.get("line")
     return {

@@ -61,3 +61,32 @@ def sympy_gradient():
         return at_point(expression), [at_point(sympy.diff(expression, s)) for s in symbols]
 
     return gradient
+
+
+@pytest.fixture(scope="session")
+def reference_oracle():
+    """One grader oracle for the whole run, so its cache of expected outcomes is shared."""
+    from grader.engine import ReferenceOracle
+
+    return ReferenceOracle()
+
+
+@pytest.fixture(scope="session")
+def grade_submission(reference_oracle):
+    """grade_submission(path, suite="all", **options) -> GradeResult, in this process.
+
+    Grading runs the kit's suites with a nested pytest.main, whose conftest loads
+    the suites' Hypothesis profile; the caller's profile is put back afterwards.
+    """
+    from hypothesis import settings
+
+    from grader.grading import grade
+
+    def run(path, suite="all", **options):
+        profile = settings.get_current_profile_name()
+        try:
+            return grade(path, suite=suite, oracle=reference_oracle, **options)
+        finally:
+            settings.load_profile(profile)
+
+    return run

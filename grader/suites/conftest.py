@@ -17,6 +17,19 @@ settings.register_profile(
 )
 settings.load_profile("grading")
 
+# Hypothesis also draws "local constants": literals of every module loaded in the
+# process that is not installed (the grader's modules, the reference, the CLI,
+# the authoring tools...). Which of those happen to be imported would change the
+# generated programs, so one submission could meet different tests under `grade`,
+# `batch` and the student bundle (which answers from outcomes recorded at
+# `make dist`). Use none. Hypothesis is pinned, so this private hook is stable.
+from hypothesis.internal.conjecture import providers as _providers  # noqa: E402
+from hypothesis.internal.constants_ast import Constants as _Constants  # noqa: E402
+
+_NO_LOCAL_CONSTANTS = _Constants()
+_providers._get_local_constants = lambda: _NO_LOCAL_CONSTANTS
+_providers.CONSTANTS_CACHE.cache.clear()
+
 
 def pytest_addoption(parser):
     parser.addoption("--submission", help="grade this submission directly (python -m grader does this for you)")

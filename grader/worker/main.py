@@ -26,6 +26,13 @@ REQUIRED = ("Value", "zero_grad", "Dual")
 
 
 def send(channel, message):
+    # What the submission printed so far reaches the grader's capped log first:
+    # the worker is killed, never asked to exit, so its buffers are never flushed.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:  # noqa: B036 - the submission may have replaced the stream
+            pass
     channel.write(json.dumps(message, allow_nan=False) + "\n")
     channel.flush()
 

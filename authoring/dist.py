@@ -1,0 +1,274 @@
+"""Build what instructors hand out: `python -m authoring.dist student|gradescope|all`.
+
+student     dist/student/: a folder to push as the GitHub Classroom template
+            repository. The exercise (.py and .ipynb), the public suite, the
+            grader without the hidden suites and without the reference, the
+            public suite's expected outcomes recorded from the reference (see
+            grader/oracle_recorded.py), a Makefile whose `make grade` bootstraps
+            its own .venv, a student README and the Classroom workflow.
+            Also dist/classroom-hidden/ when the kit has hidden tests: what an
+            instructor pushes to a private repository for the workflow's
+            optional hidden run (the hidden suite and its recorded outcomes).
+gradescope  dist/gradescope/autograder.zip: Gradescope's autograder format
+            (setup.sh and run_autograder at the root). Gradescope's side is
+            trusted, so it holds the hidden suite and the reference.
+
+`make dist` and `make gradescope` call this. Nothing here runs student code.
+"""
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from authoring.markers import strip_solutions
+from authoring.notebook import notebook_text
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = ROOT / "reference" / "tiny_autograd.py"
+GRADER = ROOT / "grader"
+TEMPLATES = Path(__file__).resolve().parent / "dist_templates"
+DIST = ROOT / "dist"
+SUBMISSION_CHOICES = ("tiny_autograd.py", "tiny_autograd.ipynb")
+# Everything of the grader except these goes into a bundle.
+ALWAYS_LEFT_OUT = ("__pycache__", ".hypothesis", ".pytest_cache", "expected")
+# A fixed timestamp makes the zip reproducible byte for byte.
+ZIP_TIMESTAMP = (2020, 1, 1, 0, 0, 0)
+PLACEHOLDER = re.compile(r"@[A-Z_]+@")
+
+NOTEBOOK_NOTES = {
+    "tiny_autograd.py": (
+        "评分的是 `tiny_autograd.py`。如果你在 notebook 里写，完成后请把代码复制回 `.py` 文件"
+        "（本地可以用 `make grade SUBMISSION=tiny_autograd.ipynb` 检查 notebook）。",
+        "The graded file is `tiny_autograd.py`. If you work in the notebook, copy your code back "
+        "into the `.py` file when you are done (check the notebook locally with "
+        "`make grade SUBMISSION=tiny_autograd.ipynb`).",
+    ),
+    "tiny_autograd.ipynb": (
+        "评分的是 notebook `tiny_autograd.ipynb`（只读取代码单元；`!` 和 `%` 开头的行会被忽略）。",
+        "The graded file is the notebook `tiny_autograd.ipynb` (code cells only; lines starting "
+        "with `!` or `%` are ignored).",
+    ),
+}
+
+
+class DistError(RuntimeError):
+    """The bundle could not be built correctly."""
+
+
+# ----------------------------------------------------------------- helpers
+
+
+def requirements_text():
+    """The grader's runtime requirements, pinned as in pyproject.toml."""
+    with open(ROOT / "pyproject.toml", "rb") as handle:
+        project = tomllib.load(handle)["project"]
+    lines = list(project["dependencies"])
+    if not any(line.split(";")[0].strip().startswith("tomli") for line in lines):
+        # grader/results.py reads the rubric with tomllib, which Python < 3.11 lacks.
+        lines.append('tomli==2.2.1; python_version < "3.11"')
+    header = "# What the grader needs (pinned). `make grade` installs these into .venv.\n"
+    return header + "\n".join(lines) + "\n"
+
+
+def fill(template_name, **values):
+    text = (TEMPLATES / template_name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    leftover = PLACEHOLDER.search(text)
+    if leftover:
+        raise DistError(f"{template_name}: placeholder {leftover.group()} was not filled")
+    return text
+
+
+def copy_grader(destination, with_hidden):
+    """Copy the grader package; the hidden suite only if `with_hidden`."""
+    hidden = (GRADER / "suites" / "hidden").resolve()
+
+    def ignore(folder, names):
+        left_out = {name for name in names if name in ALWAYS_LEFT_OUT or name.endswith(".pyc")}
+        if not with_hidden and Path(folder).resolve() == hidden.parent:
+            left_out |= {name for name in names if name == "hidden"}
+        return left_out
+
+    shutil.copytree(GRADER, destination, ignore=ignore)
+
+
+def hidden_test_files():
+    folder = GRADER / "suites" / "hidden"
+    return sorted(folder.glob("test_*.py")) if folder.is_dir() else []
+
+
+def record(suite, path):
+    """Run `suite` on the reference with a recording oracle and save what it expected."""
+    from grader.grading import grade
+    from grader.oracle_recorded import RecordingOracle
+
+    oracle = RecordingOracle()
+    result = grade(REFERENCE, suite=suite, oracle=oracle)
+    if result.problem or not result.tests or result.score != result.max_score:
+        failed = [t.nodeid for t in result.tests if not t.passed]
+        raise DistError(f"the reference does not get full marks on the {suite} suite: "
+                        f"{result.score}/{result.max_score}, failed: {failed[:5]} {result.problem or ''}")
+    oracle.save(path, suite)
+    return len(oracle.programs), len(result.tests)
+
+
+def _write(path, text, executable=False):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if executable:
+        path.chmod(0o755)
+
+
+def _fresh(folder):
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+
+
+# ----------------------------------------------------------------- student
+
+
+def build_student(out=None, submission="tiny_autograd.py", lang="zh", verify=True, log=print):
+    """Write the Classroom template repository to `out` (default dist/student)."""
+    if submission not in SUBMISSION_CHOICES:
+        raise DistError(f"the graded file must be one of {SUBMISSION_CHOICES}, not {submission!r}")
+    out = Path(out or DIST / "student")
+    _fresh(out)
+    template = strip_solutions(REFERENCE.read_text(encoding="utf-8"))
+    _write(out / "tiny_autograd.py", template)
+    _write(out / "tiny_autograd.ipynb", notebook_text(template))
+    copy_grader(out / "grader", with_hidden=False)
+    programs, tests = record("public", out / "grader" / "expected" / "public.json")
+    log(f"recorded {programs} expected outcomes of {tests} public tests")
+    note_zh, note_en = NOTEBOOK_NOTES[submission]
+    _write(out / "README.md", fill("student/README.md", SUBMISSION=submission,
+                                   NOTEBOOK_NOTE_ZH=note_zh, NOTEBOOK_NOTE_EN=note_en))
+    _write(out / "Makefile", fill("student/Makefile", SUBMISSION=submission))
+    _write(out / ".gitignore", fill("student/gitignore"))
+    _write(out / "requirements.txt", requirements_text())
+    _write(out / ".github" / "workflows" / "classroom.yml",
+           fill("student/classroom.yml", SUBMISSION=submission, FEEDBACK_LANG=lang))
+    if verify:
+        verify_student(out, log=log)
+    log(f"wrote {out}")
+    return out
+
+
+def verify_student(bundle, python=None, log=print):
+    """Grade the reference with the bundle's own grader, from outside the kit:
+    full marks prove the recording covers the public suite as shipped."""
+    python = python or sys.executable
+    with tempfile.TemporaryDirectory(prefix="dist-verify-") as scratch:
+        submission = Path(scratch) / "solution.py"
+        shutil.copy(REFERENCE, submission)
+        out = Path(scratch) / "results.json"
+        command = [python, "-m", "grader", "grade", str(submission), "--out", str(out), "--quiet", "--lang", "en"]
+        done = subprocess.run(command, cwd=bundle, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0 or not out.exists():
+            raise DistError(f"the bundle's grader did not run:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        results = json.loads(out.read_text(encoding="utf-8"))
+    wanted = results["extra_data"]["max_score"]
+    if results["score"] != wanted or not wanted:
+        failed = [t["name"] + ": " + t["output"][:200] for t in results["tests"] if t["status"] != "passed"]
+        raise DistError(f"the bundle gives the reference {results['score']}/{wanted}: {failed[:3]}")
+    log(f"verified: the bundle's grader gives the reference {wanted:g}/{wanted:g} without the reference")
+
+
+def build_hidden(out=None, log=print):
+    """dist/classroom-hidden: the hidden suite and its recorded outcomes, for a private repository."""
+    out = Path(out or DIST / "classroom-hidden")
+    files = hidden_test_files()
+    if out.exists():
+        shutil.rmtree(out)
+    if not files:
+        log("no hidden tests: skipped dist/classroom-hidden")
+        return None
+    out.mkdir(parents=True)
+    shutil.copytree(GRADER / "suites" / "hidden", out / "suites" / "hidden",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    programs, tests = record("hidden", out / "expected" / "hidden.json")
+    _write(out / "README.md", (
+        "# Hidden tests for the tiny-autograd Classroom workflow\n\n"
+        "Push this folder to a **private** repository. The student workflow checks it out\n"
+        "(secrets `HIDDEN_TESTS_REPO` and `HIDDEN_TESTS_TOKEN`, see docs/INSTRUCTORS.md of\n"
+        "the kit), copies `suites/hidden/` and `expected/hidden.json` into its grader and\n"
+        "grades with `--suite all`. Rebuild it with `make dist` whenever the tests change.\n"
+    ))
+    log(f"recorded {programs} expected outcomes of {tests} hidden tests into {out}")
+    return out
+
+
+# -------------------------------------------------------------- gradescope
+
+
+def build_gradescope(out=None, lang="zh", log=print):
+    """dist/gradescope/autograder.zip (and the unpacked folder next to it)."""
+    out = Path(out or DIST / "gradescope")
+    _fresh(out)
+    source = out / "autograder"
+    source.mkdir()
+    copy_grader(source / "grader", with_hidden=True)
+    (source / "reference").mkdir()
+    shutil.copy(REFERENCE, source / "reference" / "tiny_autograd.py")
+    _write(source / "requirements.txt", requirements_text())
+    _write(source / "setup.sh", fill("gradescope/setup.sh"), executable=True)
+    _write(source / "run_autograder", fill("gradescope/run_autograder", FEEDBACK_LANG=lang), executable=True)
+    archive = out / "autograder.zip"
+    write_zip(source, archive)
+    log(f"wrote {archive} ({len(hidden_test_files())} hidden test files, the reference, setup.sh, run_autograder)")
+    return archive
+
+
+def write_zip(folder, archive):
+    """Zip the *contents* of `folder` (setup.sh at the root), sorted, with fixed
+    timestamps and the executable bit kept for the scripts."""
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(path.relative_to(folder).as_posix(), date_time=ZIP_TIMESTAMP)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            mode = 0o755 if path.stat().st_mode & 0o111 else 0o644
+            info.external_attr = (0o100000 | mode) << 16
+            bundle.writestr(info, path.read_bytes())
+
+
+# -------------------------------------------------------------------- main
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m authoring.dist", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=("student", "gradescope", "all"))
+    parser.add_argument("--out", default=None, help="output folder (default: dist/student or dist/gradescope)")
+    parser.add_argument("--submission", choices=SUBMISSION_CHOICES, default="tiny_autograd.py",
+                        help="the file the Classroom workflow grades (default: %(default)s)")
+    parser.add_argument("--lang", choices=("zh", "en"), default="zh",
+                        help="feedback language on Classroom and Gradescope (default: %(default)s)")
+    parser.add_argument("--no-verify", action="store_true", help="skip grading the reference with the bundle")
+    args = parser.parse_args(argv)
+    try:
+        if args.what in ("student", "all"):
+            build_student(args.out if args.what == "student" else None, args.submission, args.lang,
+                          verify=not args.no_verify)
+            build_hidden()
+        if args.what in ("gradescope", "all"):
+            build_gradescope(args.out if args.what == "gradescope" else None, args.lang)
+    except DistError as error:
+        print(f"dist: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Benchmarks of the kit (see docs/PERFORMANCE.md). Run them with `make bench`."""

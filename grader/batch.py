@@ -1,0 +1,469 @@
+"""Grade a whole class: `python -m grader batch DIR --out grades.csv [--jobs N]`.
+
+Every direct child of DIR (a file or a folder) is one student's submission. Each
+is graded exactly like `python -m grader grade` would grade it; the results go
+to one JSON file per student (Gradescope format) in a folder next to the CSV,
+and the CSV gradebook has one row per student: total and each category.
+
+Parallelism: N grading processes (forkserver where the OS has it, else spawn),
+each grading many submissions one after the other with pytest running
+in-process, so pytest and the suites are imported once per process, not once
+per student. The student code itself still runs only in the grader's worker
+processes, with the usual limits.
+
+Robustness: the grader's own limits stop hanging and crashing submissions; a
+watchdog also kills a grading process that outlives every limit and starts a
+new one, and an exception inside the grader costs only that submission (its
+row says "error" and a re-run tries it again).
+
+Re-runs: each results file records a hash of the submission's content and a
+fingerprint of the grader (its files, the suite, the limits, the language). A
+re-run reuses results whose hashes still match, so it only grades what changed.
+This also merges shards (`--shard K/N`): grade the shards anywhere, copy their
+results folders together, and a run without `--shard` writes the full gradebook
+without grading anything again.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from grader.plugin import CATEGORIES
+from grader.submission import SKIPPED_DIRS
+from grader.worker_client import Limits
+
+GRADER_DIR = Path(__file__).resolve().parent
+KIT_ROOT = GRADER_DIR.parent
+WATCHDOG_MARGIN_SECONDS = 120.0  # beyond the submission's own limits
+
+
+@dataclass
+class Job:
+    student: str
+    path: str
+    results_file: str
+    content_hash: str
+
+
+@dataclass
+class Row:
+    student: str
+    status: str  # graded | problem | error
+    score: float = 0.0
+    max_score: float = 0.0
+    categories: dict = field(default_factory=dict)  # category -> earned points
+    note: str = ""
+    seconds: float = 0.0
+    reused: bool = False
+
+
+@dataclass
+class Options:
+    suite: str = "public"
+    lang: str = "en"
+    limits: Limits = field(default_factory=Limits)
+    fingerprint: str = ""
+
+
+# ------------------------------------------------------------------ planning
+
+
+def find_submissions(folder, exclude=()):
+    """[(student, path)] for each direct child of `folder`, sorted by name.
+
+    Hidden entries (.git, .DS_Store) and caches are not students. A file's
+    student name is its stem unless another child would get the same name."""
+    folder = Path(folder)
+    excluded = {Path(p).resolve() for p in exclude}
+    children = sorted(
+        child for child in folder.iterdir()
+        if not child.name.startswith((".", "~")) and child.name not in SKIPPED_DIRS
+        and child.resolve() not in excluded
+    )
+    stems = {}
+    for child in children:
+        stem = child.stem if child.is_file() else child.name
+        stems[stem] = stems.get(stem, 0) + 1
+    found = []
+    for child in children:
+        name = child.stem if child.is_file() and stems[child.stem] == 1 else child.name
+        found.append((name, child))
+    return found
+
+
+def content_hash(path):
+    """sha256 of what a student handed in: the file's bytes, or every file of
+    the folder (relative path and bytes) outside caches and VCS folders."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    if not (path.is_file() or path.is_dir()):
+        digest.update(b"special\0")  # a pipe or a device: never read it (reading could block)
+        return digest.hexdigest()
+    if path.is_file():
+        digest.update(b"file\0")
+        digest.update(path.read_bytes())
+        return digest.hexdigest()
+    digest.update(b"folder\0")
+    if path.is_dir():
+        for item in sorted(path.rglob("*")):
+            relative = item.relative_to(path)
+            if SKIPPED_DIRS & set(relative.parts) or not item.is_file():
+                continue
+            digest.update(str(relative.as_posix()).encode() + b"\0")
+            digest.update(hashlib.sha256(item.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def grader_fingerprint(suite, lang, limits):
+    """What else decides a result: every file of the grader, the reference or
+    recordings it answers from, the suite, the language and the limits."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps({"suite": suite, "lang": lang, "limits": asdict(limits)}, sort_keys=True).encode())
+    files = [p for p in sorted(GRADER_DIR.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    reference = KIT_ROOT / "reference" / "tiny_autograd.py"
+    if reference.is_file():
+        files.append(reference)
+    for item in files:
+        digest.update(str(item.relative_to(KIT_ROOT).as_posix()).encode() + b"\0")
+        digest.update(hashlib.sha256(item.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def previous_row(job, fingerprint):
+    """The row of an earlier run whose results still hold, else None."""
+    try:
+        data = json.loads(Path(job.results_file).read_text(encoding="utf-8"))
+        batch = data["extra_data"]["batch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if batch.get("content_sha256") != job.content_hash or batch.get("grader_fingerprint") != fingerprint:
+        return None
+    if batch.get("status") not in ("graded", "problem"):
+        return None  # an error is always tried again
+    return _row_from_results(job.student, data, reused=True)
+
+
+def _row_from_results(student, data, reused=False, seconds=0.0):
+    extra = data.get("extra_data") or {}
+    batch = extra.get("batch") or {}
+    categories = {name: value.get("score", 0.0) for name, value in (extra.get("categories") or {}).items()}
+    return Row(
+        student=student,
+        status=batch.get("status", "graded"),
+        score=data.get("score", 0.0),
+        max_score=extra.get("max_score", 0.0),
+        categories=categories,
+        note=batch.get("note", ""),
+        seconds=seconds,
+        reused=reused,
+    )
+
+
+# ------------------------------------------------------------ grading one
+
+
+def grade_job(job, options, oracle=None):
+    """Grade one submission, write its results file, return its Row. Never raises."""
+    from grader import results
+    from grader.cli import write_json
+    from grader.grading import grade
+
+    started = time.monotonic()
+    try:
+        if not (Path(job.path).is_file() or Path(job.path).is_dir()):
+            # A pipe or a device: reading it could block the grader forever.
+            status = "problem"
+            note = f"{Path(job.path).name}: not a regular file or folder; nothing was graded"
+            data = error_results(note)
+        else:
+            result = grade(job.path, suite=options.suite, limits=options.limits, oracle=oracle)
+            data = results.gradescope(result, options.lang)
+            status = "problem" if result.problem else "graded"
+            note = result.first_line(options.lang) if result.problem else ""
+    except Exception as error:  # the grader failed, not the submission
+        status = "error"
+        note = f"the grader failed on this submission: {type(error).__name__}: {error}"[:500]
+        data = error_results(note)
+    data.setdefault("extra_data", {})["batch"] = {
+        "student": job.student,
+        "content_sha256": job.content_hash,
+        "grader_fingerprint": options.fingerprint,
+        "status": status,
+        "note": note,
+    }
+    try:
+        write_json(job.results_file, data)
+    except OSError as error:
+        status, note = "error", f"could not write {job.results_file}: {error}"
+    row = _row_from_results(job.student, data, seconds=time.monotonic() - started)
+    row.status, row.note = status, note
+    return row
+
+
+def error_results(note):
+    """A valid results file for a submission that could not be graded."""
+    return {
+        "score": 0.0,
+        "execution_time": 0.0,
+        "output": f"这份提交没有被评分 / not graded: {note}",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [],
+        "extra_data": {"max_score": 0.0, "categories": {}},
+    }
+
+
+# -------------------------------------------------------- grading processes
+
+
+def _child_main(connection, options):
+    """A grading process: grade the jobs it is sent, one at a time, until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    oracle = None
+    while True:
+        try:
+            job = connection.recv()
+        except (EOFError, OSError):
+            return
+        if job is None:
+            return
+        if oracle is None:
+            try:
+                from grader.oracle_recorded import default_oracle
+
+                oracle = default_oracle()
+            except Exception:
+                oracle = None  # grade() raises the same error per job, which becomes an error row
+        connection.send(grade_job(job, options, oracle))
+
+
+def _context():
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        # Imported once in the server, inherited by every grading process it forks.
+        context.set_forkserver_preload(["grader.grading", "grader.batch"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+class _Slot:
+    """One grading process and the job it is working on."""
+
+    def __init__(self, context, options):
+        self.context, self.options = context, options
+        self.process = self.connection = None
+        self.job, self.deadline = None, 0.0
+
+    def ensure_started(self):
+        if self.process is None or not self.process.is_alive():
+            parent_end, child_end = self.context.Pipe()
+            self.process = self.context.Process(target=_child_main, args=(child_end, self.options), daemon=True)
+            self.process.start()
+            child_end.close()
+            self.connection = parent_end
+
+    def give(self, job, timeout):
+        self.ensure_started()
+        self.job, self.deadline = job, time.monotonic() + timeout
+        self.connection.send(job)
+
+    def kill(self):
+        if self.process is not None:
+            self.process.kill()
+            self.process.join(timeout=5)
+        if self.connection is not None:
+            self.connection.close()
+        self.process = self.connection = None
+
+    def stop(self):
+        if self.process is not None and self.process.is_alive():
+            try:
+                self.connection.send(None)
+            except OSError:
+                pass
+            self.process.join(timeout=5)
+        self.kill()
+
+
+def run_jobs(jobs, options, workers, on_row):
+    """Grade `jobs` in `workers` processes; calls on_row(row) as each one ends."""
+    if not jobs:
+        return
+    context = _context()
+    watchdog = options.limits.budget_seconds + options.limits.load_seconds + WATCHDOG_MARGIN_SECONDS
+    slots = [_Slot(context, options) for _ in range(max(1, min(workers, len(jobs))))]
+    pending = list(reversed(jobs))
+    try:
+        while pending or any(slot.job for slot in slots):
+            for slot in slots:
+                if slot.job is None and pending:
+                    slot.give(pending.pop(), watchdog)
+            busy = [slot for slot in slots if slot.job]
+            wait_for = max(0.05, min(slot.deadline for slot in busy) - time.monotonic())
+            ready = multiprocessing.connection.wait([slot.connection for slot in busy], timeout=wait_for)
+            for slot in busy:
+                job = slot.job
+                if slot.connection in ready:
+                    try:
+                        row = slot.connection.recv()
+                    except (EOFError, OSError):
+                        code = slot.process.exitcode if slot.process else None
+                        row = _failed(job, options, f"the grading process died (exit code {code})")
+                        slot.kill()
+                elif time.monotonic() > slot.deadline:
+                    slot.kill()
+                    row = _failed(job, options, f"grading took longer than {watchdog:g} s and was stopped")
+                else:
+                    continue
+                slot.job = None
+                on_row(row)
+    finally:
+        for slot in slots:
+            if slot.job is not None:
+                slot.kill()
+            else:
+                slot.stop()
+
+
+def _failed(job, options, note):
+    """The row (and results file) of a submission whose grading process had to be stopped."""
+    data = error_results(note)
+    data["extra_data"]["batch"] = {
+        "student": job.student,
+        "content_sha256": job.content_hash,
+        "grader_fingerprint": options.fingerprint,
+        "status": "error",
+        "note": note,
+    }
+    from grader.cli import write_json
+
+    try:
+        write_json(job.results_file, data)
+    except OSError:
+        pass
+    return Row(job.student, "error", note=note)
+
+
+# ---------------------------------------------------------------- gradebook
+
+
+def write_gradebook(path, rows):
+    """CSV: student, total, each category, then max_total, status and a note."""
+    present = [c for c in CATEGORIES if any(c in row.categories for row in rows)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", "total", *present, "max_total", "status", "note"])
+    for row in sorted(rows, key=lambda r: r.student):
+        writer.writerow([
+            row.student,
+            _number(row.score),
+            *(_number(row.categories.get(c, 0.0)) for c in present),
+            _number(row.max_score),
+            row.status,
+            row.note.splitlines()[0] if row.note else "",
+        ])
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(buffer.getvalue(), encoding="utf-8")
+    temporary.replace(path)
+
+
+def _number(value):
+    return f"{value:g}"
+
+
+def results_folder(out_csv):
+    out_csv = Path(out_csv)
+    return out_csv.with_name(out_csv.stem + "-results")
+
+
+def _safe_name(student):
+    return "".join(ch if ch.isalnum() or ch in "-_.@+" else "_" for ch in student) or "_"
+
+
+def parse_shard(text):
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard wants K/N, like 2/4, not {text!r}") from None
+    if not 1 <= index <= count:
+        raise ValueError(f"--shard {text}: K must be between 1 and N")
+    return index, count
+
+
+def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=None, stream=None):
+    """Grade the class in `folder`; returns the rows of the gradebook it wrote."""
+    stream = stream or sys.stderr
+    folder, out_csv = Path(folder), Path(out_csv)
+    if not folder.is_dir():
+        raise NotADirectoryError(f"{folder} is not a folder of submissions")
+    limits = limits or Limits()
+    out_dir = results_folder(out_csv)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    options = Options(suite=suite, lang=lang, limits=limits, fingerprint=grader_fingerprint(suite, lang, limits))
+    students = find_submissions(folder, exclude=(out_csv, out_dir))
+    if shard:
+        index, count = shard
+        students = [s for number, s in enumerate(students) if number % count == index - 1]
+    started = time.monotonic()
+    rows, todo = [], []
+    for student, path in students:
+        job = Job(student, str(path), str(out_dir / f"{_safe_name(student)}.json"), content_hash(path))
+        previous = previous_row(job, options.fingerprint)
+        if previous is not None:
+            rows.append(previous)
+        else:
+            todo.append(job)
+    total = len(students)
+    print(f"{total} submissions in {folder}: {len(rows)} unchanged since the last run, "
+          f"{len(todo)} to grade with {jobs} process{'es' if jobs != 1 else ''} (suite {suite})", file=stream)
+
+    def progress(row):
+        rows.append(row)
+        mark = {"graded": "", "problem": "  [problem]", "error": "  [ERROR]"}.get(row.status, "")
+        done = sum(1 for r in rows if not r.reused)
+        print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {row.student}: {row.score:g}/{row.max_score:g}"
+              f"  ({row.seconds:.2f} s){mark}", file=stream, flush=True)
+
+    run_jobs(todo, options, jobs, progress)
+    write_gradebook(out_csv, rows)
+    elapsed = time.monotonic() - started
+    errors = sum(1 for r in rows if r.status == "error")
+    rate = len(todo) / elapsed if elapsed > 0 and todo else 0.0
+    print(f"graded {len(todo)}, reused {total - len(todo)}, errors {errors} in {elapsed:.1f} s"
+          + (f" ({rate:.1f} submissions/s)" if todo else "") + f"; gradebook {out_csv}, results in {out_dir}",
+          file=stream)
+    return rows
+
+
+def add_arguments(parser):
+    parser.add_argument("folder", help="a folder with one file or folder per student")
+    parser.add_argument("--out", default="grades.csv", help="the CSV gradebook (default: %(default)s); "
+                        "results JSON go to a folder next to it")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: %(default)s)")
+    parser.add_argument("--shard", default=None, help="grade only shard K of N (K/N), e.g. one job of a CI matrix")
+    parser.add_argument("--call-timeout", type=float, default=None, help="seconds one test program may take")
+    parser.add_argument("--budget", type=float, default=None, help="seconds one submission may use in total")
+
+
+def main(args, lang):
+    limits = Limits()
+    if args.call_timeout is not None:
+        limits.call_seconds = args.call_timeout
+    if args.budget is not None:
+        limits.budget_seconds = args.budget
+        limits.load_seconds = min(limits.load_seconds, args.budget)
+    shard = parse_shard(args.shard) if args.shard else None
+    rows = run(args.folder, args.out, jobs=max(1, args.jobs), suite=args.suite, lang=lang, limits=limits, shard=shard)
+    return 0 if rows is not None else 1

@@ -1,0 +1,112 @@
+"""Load the feedback catalog (hints.toml): rules, local rules and hints.
+
+The catalog is validated and its formulas compiled once, when first used; a
+mistake in the file is an error for the kit's own tests, not for a student.
+"""
+
+import functools
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from grader.feedback.simulate import DUAL_PRIMITIVES, VALUE_PRIMITIVES, Model
+
+CATALOG_FILE = Path(__file__).resolve().parent / "hints.toml"
+SEMANTIC_KEYS = {"reset_intermediate", "reset_leaves", "root", "call_order", "visited", "zero_grad", "lift_der"}
+
+
+@dataclass(frozen=True)
+class HintModel:
+    model: Model
+    culprit: str  # what the misconception is in: an op ("*"), "backward", "zero_grad", "Dual.*", ...
+    # ("": the model is in every op; the localizer's culprit stands)
+    op: str = ""  # the op named in the text ({op}), if any
+
+
+@dataclass(frozen=True)
+class Hint:
+    id: str
+    rule: str
+    en: str
+    zh: str
+    models: tuple
+
+    def text(self, lang, op=""):
+        return (self.zh if lang == "zh" else self.en).replace("{op}", op)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    rules: dict  # id -> {"en", "zh"}
+    local: dict  # culprit label -> {"en", "zh"}
+    hints: tuple
+
+    def hint(self, hint_id):
+        return next((h for h in self.hints if h.id == hint_id), None)
+
+    def rule(self, rule_id):
+        text = self.rules.get(rule_id)
+        return {"id": rule_id, **text} if text else None
+
+
+def _models(entry):
+    hint_culprit = entry.get("culprit", "")
+    for spec in entry.get("models", []):
+        spec = dict(spec)
+        if "assign" in spec:
+            mode = spec.pop("assign")
+            if mode == "each":
+                for op in VALUE_PRIMITIVES:
+                    yield HintModel(Model(assign=(op,)), op, op)
+            elif mode == "all":  # every op: the culprit is whichever the localizer names
+                yield HintModel(Model(assign=("all",)), hint_culprit, "")
+            else:
+                raise ValueError(f"assign must be 'each' or 'all', not {mode!r}")
+        elif "op" in spec:
+            op = spec.pop("op")
+            if op not in VALUE_PRIMITIVES:
+                raise ValueError(f"unknown op {op!r}")
+            yield HintModel(Model(sends=((op, tuple(spec.pop("sends"))),)), op, op)
+        elif "dual" in spec:
+            op = spec.pop("dual")
+            if op not in DUAL_PRIMITIVES:
+                raise ValueError(f"unknown Dual op {op!r}")
+            yield HintModel(Model(ders=((op, spec.pop("der")),)), f"Dual.{op}", op)
+        else:
+            unknown = set(spec) - SEMANTIC_KEYS
+            if unknown:
+                raise ValueError(f"unknown model keys {sorted(unknown)}")
+            if not hint_culprit:
+                raise ValueError("a semantic model needs the hint's `culprit`")
+            yield HintModel(Model(**spec), hint_culprit, "")
+            spec = {}
+        if spec:
+            raise ValueError(f"unused model keys {sorted(spec)}")
+
+
+def parse(data):
+    rules = {key: {"en": value["en"], "zh": value["zh"]} for key, value in data.get("rules", {}).items()}
+    local = {value["op"]: {"en": value["en"], "zh": value["zh"]} for value in data.get("local", {}).values()}
+    hints, seen = [], set()
+    for entry in data.get("hints", []):
+        if entry["id"] in seen:
+            raise ValueError(f"duplicate hint id {entry['id']!r}")
+        seen.add(entry["id"])
+        if entry["rule"] not in rules:
+            raise ValueError(f"hint {entry['id']!r}: unknown rule {entry['rule']!r}")
+        models = tuple(_models(entry))
+        for hint_model in models:
+            hint_model.model.compiled()  # compile every formula now: typos fail here
+        hints.append(Hint(entry["id"], entry["rule"], entry["en"], entry["zh"], models))
+    return Catalog(rules, local, tuple(hints))
+
+
+@functools.lru_cache(maxsize=None)
+def load(path=CATALOG_FILE):
+    with open(path, "rb") as catalog_file:
+        return parse(tomllib.load(catalog_file))

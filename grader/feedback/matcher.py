@@ -1,0 +1,117 @@
+"""Recognise a known misconception by the numbers it produces.
+
+For each hint of the catalog, in order, each of its models is simulated on the
+failing program; the hint matches when the simulated engine gives exactly the
+submission's answers (every node, both fields, at every read up to the failing
+one). A hint is shown only then: a partial resemblance is not enough.
+"""
+
+import math
+from dataclasses import dataclass
+
+from grader.feedback.catalog import load
+from grader.feedback.simulate import simulate
+
+REL_TOL = 1e-6
+ABS_TOL = 1e-9
+# Which primitives a program op is built from, to skip models that cannot matter.
+PRIMITIVES_OF = {"-": {"+", "*"}, "/": {"*", "**"}, "neg": {"*"}}
+
+
+@dataclass(frozen=True)
+class Match:
+    hint: object  # catalog.Hint
+    culprit: str
+    op: str
+
+    def as_dict(self):
+        return {"id": self.hint.id, "rule": self.hint.rule, "culprit": self.culprit,
+                "en": self.hint.text("en", self.op), "zh": self.hint.text("zh", self.op)}
+
+
+def close(expected, got):
+    if isinstance(got, dict) or isinstance(expected, dict):
+        return expected == got
+    return math.isclose(expected, got, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
+
+def agrees(outcome, got, upto):
+    """The simulated outcome gives the submission's numbers at reads 0..upto."""
+    if not outcome["ok"] or len(outcome["snapshots"]) <= upto or len(got["snapshots"]) <= upto:
+        return False
+    for want, have in zip(outcome["snapshots"][: upto + 1], got["snapshots"][: upto + 1]):
+        if len(want) != len(have):
+            return False
+        for (w0, w1), (h0, h1) in zip(want, have):
+            if not (close(w0, h0) and close(w1, h1)):
+                return False
+    return True
+
+
+def _features(steps):
+    ops, kinds, has_number = set(), {s[0] for s in steps}, False
+    for step in steps:
+        if step[0] == "op":
+            ops |= PRIMITIVES_OF.get(step[1], {step[1]})
+            has_number |= any(not isinstance(a, str) for a in step[2:]) or step[1] in ("-", "neg")
+    return ops, kinds, has_number
+
+
+def _relevant(hint_model, features):
+    ops, kinds, has_number = features
+    model = hint_model.model
+    if model.ders or model.lift_der:
+        return "dual" in kinds and (not model.ders or model.ders[0][0] in ops) and (not model.lift_der or has_number)
+    if "backward" not in kinds:
+        return model.zero_grad != "set" and "zero_grad" in kinds
+    if model.sends:
+        return model.sends[0][0] in ops
+    if model.assign and "all" not in model.assign:
+        return model.assign[0] in ops
+    if model.zero_grad != "set":
+        return "zero_grad" in kinds
+    return True
+
+
+def match_all(steps, got, upto, only=None, catalog=None, evidence=None):
+    """Every (hint, model) whose numbers are the submission's, in catalog order,
+    one per hint, leaving out models the probes refute (see probes.Evidence).
+
+    Only a model whose numbers differ from the reference's can explain a
+    difference: a right answer never gets a hint. `only`: a set of hint ids
+    to try (the shrinker asks about one hint)."""
+    if not got.get("ok") or (only is not None and not only):
+        return []
+    if agrees(simulate(steps), got, upto):
+        return []
+    catalog = catalog or load()
+    features = _features(steps)
+    found = []
+    for hint in catalog.hints:
+        if only is not None and hint.id not in only:
+            continue
+        for hint_model in hint.models:
+            if not _relevant(hint_model, features):
+                continue
+            if evidence is not None and evidence.refutes(hint_model.model, hint_model.culprit):
+                continue
+            if agrees(simulate(steps, hint_model.model), got, upto):
+                found.append(Match(hint, hint_model.culprit, hint_model.op))
+                break
+    return found
+
+
+def match(steps, got, upto, only=None, catalog=None, evidence=None):
+    """The first hint whose numbers are the submission's, or None."""
+    found = match_all(steps, got, upto, only=only, catalog=catalog, evidence=evidence)
+    return found[0] if found else None
+
+
+def pick(found, label="", candidates=()):
+    """The match that agrees best with a diagnosis: same culprit, then one of its
+    candidates, then the first in catalog order."""
+    for wanted in [label, *candidates]:
+        for item in found:
+            if wanted and item.culprit == wanted:
+                return item
+    return found[0] if found else None

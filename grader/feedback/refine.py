@@ -1,0 +1,43 @@
+"""After a test has failed: shrink its program and sharpen its finding.
+
+Runs once per failed test (from the pytest plugin), on the trusted side, with
+the reference and a worker of its own, so the outcome and the score of the test
+are already fixed and cannot change.
+"""
+
+from grader.compare import compare, narrow
+from grader.shrink import SHRINKABLE, Shrinker, judge_with, node_count
+
+MAX_CALLS = 60  # worker calls per failed test
+MAX_SECONDS = 4.0  # per failed test; a bound for a slow submission, not the usual stop
+
+
+def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
+    source = finding.source
+    if finding.kind not in SHRINKABLE or not finding.steps or finding.shrunk or not source:
+        return finding
+    evidence = engine.evidence()
+    if source["reply"].outcome is not None:
+        again = compare(source["graph"], source["expected"], source["reply"], check_order=source["check_order"],
+                        locate=source["locate"], rule=source["rule"], category=source["category"],
+                        evidence=evidence)
+        if again:
+            finding = again[0]
+    run_reference = engine.reference_runner()
+    worker = engine.shrink_worker() if run_reference is not None else None
+    if worker is None:
+        return finding
+    hints = frozenset([finding.hint["id"]]) if finding.hint else frozenset()
+    judge = judge_with(compare, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence)
+    shrinker = Shrinker(run_reference, worker.run, judge, max_calls=max_calls, max_seconds=max_seconds)
+    result = shrinker.shrink(finding.steps, finding)
+    if result is None:
+        return finding
+    steps, small = result
+    shrunk = small.as_dict()
+    shrunk.pop("shrunk", None)
+    shrunk["nodes"] = node_count(steps)
+    finding.shrunk = shrunk
+    if small.culprit and small.culprit != finding.culprit and small.culprit in finding.candidates:
+        narrow(finding, small.culprit)
+    return finding.compose()

@@ -1,0 +1,341 @@
+"""A trusted model of the exercise that can be told to make a known mistake.
+
+`simulate(steps, model)` runs a graph program the way the interpreter runs it
+on the reference: derived ops are built from primitives exactly as the seed
+builds them (`a - b` is `a + b * -1.0`, `a / b` is `a * b ** -1`, a plain number
+becomes a hidden constant leaf), so with the default `Model()` the numbers are
+the reference's. A model with deviations (a wrong local rule written as a
+formula, `=` instead of `+=`, no intermediate reset, ...) gives the numbers a
+student with that misconception would get. The hint matcher compares those with
+what the submission returned.
+
+It also records, for every backward() call, the grad each program node sent to
+each of its inputs (the "edges"), which the localizer uses to name culprits.
+Everything here is plain Python on plain numbers: no student code runs here.
+"""
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+from grader.feedback.formula import Formula
+from grader.worker.interpreter import describe
+
+REVERSE_VARIABLES = ("a", "b", "x", "t", "g", "k")
+DUAL_VARIABLES = ("a", "da", "b", "db", "x", "dx", "t")
+VALUE_PRIMITIVES = ("+", "*", "**", "exp", "log", "tanh", "relu")
+DUAL_PRIMITIVES = ("+", "*", "exp", "tanh")
+
+
+def _relu_grad(e):
+    return (1.0 if e["x"] > 0 else 0.0) * e["g"]
+
+
+# The reference's local rules, in the reference's own order of operations.
+REFERENCE_SENDS = {
+    "+": lambda e: (e["g"], e["g"]),
+    "*": lambda e: (e["b"] * e["g"], e["a"] * e["g"]),
+    "**": lambda e: (e["k"] * e["x"] ** (e["k"] - 1) * e["g"],),
+    "exp": lambda e: (e["t"] * e["g"],),
+    "log": lambda e: ((1.0 / e["x"]) * e["g"],),
+    "tanh": lambda e: ((1.0 - e["t"] * e["t"]) * e["g"],),
+    "relu": lambda e: (_relu_grad(e),),
+}
+REFERENCE_DERS = {
+    "+": lambda e: e["da"] + e["db"],
+    "*": lambda e: e["a"] * e["db"] + e["da"] * e["b"],
+    "exp": lambda e: e["t"] * e["dx"],
+    "tanh": lambda e: (1.0 - e["t"] * e["t"]) * e["dx"],
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """How the simulated engine behaves; the defaults are the reference's."""
+
+    sends: tuple = ()  # ((op, (formula text per input, ...)), ...): wrong local rules
+    assign: tuple = ()  # ops whose _backward uses `=` instead of `+=` ("all": every op)
+    reset_intermediate: bool = True
+    reset_leaves: bool = False
+    root: str = "set"  # set: root.grad = 1.0 | add: += 1.0 | keep: never set
+    call_order: str = "reverse"  # reverse | forward: the order _backward is called in
+    visited: str = "identity"  # identity | data: what the topological sort's visited set holds
+    zero_grad: str = "set"  # set | noop
+    ders: tuple = ()  # ((op, formula text), ...): wrong Dual rules
+    lift_der: float = 0.0  # der given to plain numbers lifted to Dual
+
+    def compiled(self):
+        return _compile(self)
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(model):
+    return _Compiled(model)
+
+
+class _Compiled:
+    def __init__(self, model):
+        self.model = model
+        self.sends = dict(REFERENCE_SENDS)
+        for op, texts in model.sends:
+            formulas = [Formula(text, REVERSE_VARIABLES) for text in texts]
+            self.sends[op] = lambda e, formulas=formulas: tuple(f(e) for f in formulas)
+        self.ders = dict(REFERENCE_DERS)
+        for op, text in model.ders:
+            self.ders[op] = Formula(text, DUAL_VARIABLES)
+        self.assign_all = "all" in model.assign
+        self.assign = set(model.assign)
+
+
+class SimValue:
+    __slots__ = ("op", "inputs", "data", "grad", "k", "owner", "index")
+
+    def __init__(self, data, op="", inputs=(), k=None, owner=None, index=None):
+        self.data, self.op, self.inputs, self.k = data, op, inputs, k
+        self.grad = 0.0
+        self.owner = owner  # the program node this primitive belongs to
+        self.index = index  # its program node number, None for hidden ones
+
+
+class SimDual:
+    __slots__ = ("val", "der", "index")
+
+    def __init__(self, val, der, index=None):
+        self.val, self.der, self.index = float(val), float(der), index
+
+
+class SimulationError(Exception):
+    pass
+
+
+@dataclass
+class Call:
+    """What one backward() call did: the grads before it and every grad sent."""
+
+    root: int
+    before: list  # program node grads just before the call (None for Dual nodes)
+    edges: list = field(default_factory=list)  # (sender node, target node, primitive op, grad sent)
+
+
+def _value_data(value):
+    if isinstance(value, complex):
+        raise SimulationError("complex result")
+    return float(value)
+
+
+class Simulation:
+    def __init__(self, model=None):
+        self.model = (model or Model()).compiled()
+        self.nodes = []  # program nodes: SimValue or SimDual
+        self.path_ops = []  # per program node: {input node: sorted primitive ops between them}
+        self.calls = []
+        self.snapshots = []
+        self.orders = []
+
+    # ---------------------------------------------------------------- build
+
+    def _prim(self, op, inputs, owner, k=None):
+        a = inputs[0].data
+        if op == "+":
+            data = a + inputs[1].data
+        elif op == "*":
+            data = a * inputs[1].data
+        elif op == "**":
+            data = _value_data(a**k)
+        elif op == "exp":
+            data = math.exp(a)
+        elif op == "log":
+            if a <= 0:
+                raise SimulationError("log of a non-positive number")
+            data = math.log(a)
+        elif op == "tanh":
+            data = math.tanh(a)
+        else:  # relu
+            data = a if a > 0 else 0.0
+        return SimValue(data, op, tuple(inputs), k, owner)
+
+    def _const(self, number, owner):
+        return SimValue(float(number), owner=owner)
+
+    def _value_op(self, name, args, owner):
+        def lift(x):
+            return x if isinstance(x, SimValue) else self._const(x, owner)
+
+        def prim(op, inputs, k=None):
+            return self._prim(op, inputs, owner, k)
+
+        if name in ("+", "*"):
+            x, y = args
+            if not isinstance(x, SimValue):  # 3 + n -> n.__radd__(3) -> n + 3
+                x, y = y, x
+            return prim(name, (x, lift(y)))
+        if name == "-":
+            x, y = args
+            if isinstance(x, SimValue):
+                negated = prim("*", (y, self._const(-1.0, owner))) if isinstance(y, SimValue) else self._const(-y, owner)
+                return prim("+", (x, negated))
+            return prim("+", (self._const(x, owner), prim("*", (y, self._const(-1.0, owner)))))
+        if name == "/":
+            x, y = lift(args[0]), lift(args[1])
+            return prim("*", (x, prim("**", (y,), k=-1)))
+        if name == "neg":
+            return prim("*", (args[0], self._const(-1.0, owner)))
+        if name == "**":
+            return prim("**", (args[0],), k=args[1])
+        if name in ("exp", "log", "tanh", "relu"):
+            return prim(name, (args[0],))
+        raise SimulationError(f"unknown op {name!r}")
+
+    def _dual_prim(self, op, inputs):
+        x = inputs[0]
+        if op in ("+", "*"):
+            y = inputs[1]
+            env = {"a": x.val, "da": x.der, "b": y.val, "db": y.der, "x": x.val, "dx": x.der}
+            env["t"] = x.val + y.val if op == "+" else x.val * y.val
+        else:
+            t = math.exp(x.val) if op == "exp" else math.tanh(x.val)
+            env = {"a": x.val, "da": x.der, "b": 0.0, "db": 0.0, "x": x.val, "dx": x.der, "t": t}
+        return SimDual(env["t"], self.model.ders[op](env))
+
+    def _dual_op(self, name, args):
+        def lift(x):
+            return x if isinstance(x, SimDual) else SimDual(x, self.model.model.lift_der)
+
+        def negate(d):
+            return self._dual_prim("*", (d, lift(-1.0)))
+
+        if name in ("+", "*"):
+            x, y = args
+            if not isinstance(x, SimDual):  # __radd__ = __add__, __rmul__ = __mul__
+                x, y = y, x
+            return self._dual_prim(name, (x, lift(y)))
+        if name == "-":
+            x, y = args
+            return self._dual_prim("+", (lift(x), negate(lift(y))))
+        if name == "neg":
+            return negate(args[0])
+        if name in ("exp", "tanh"):
+            return self._dual_prim(name, (args[0],))
+        raise SimulationError(f"Dual has no {name!r}")
+
+    def _record_paths(self, top, index):
+        paths, stack = {}, [(top, frozenset())]
+        while stack:
+            prim, ops = stack.pop()
+            ops = ops | {prim.op}
+            for parent in prim.inputs:
+                if parent.index is not None:
+                    paths.setdefault(parent.index, set()).update(ops)
+                elif parent.owner == index and parent.inputs:
+                    stack.append((parent, ops))
+        self.path_ops.append({n: sorted(ops) for n, ops in paths.items()})
+
+    # ----------------------------------------------------------------- steps
+
+    def step(self, step):
+        kind = step[0]
+        if kind == "value":
+            self.nodes.append(SimValue(float(step[1]), index=len(self.nodes)))
+            self.path_ops.append({})
+        elif kind == "dual":
+            self.nodes.append(SimDual(step[1], step[2], index=len(self.nodes)))
+            self.path_ops.append({})
+        elif kind == "op":
+            index = len(self.nodes)
+            args = [self.nodes[int(a[1:])] if isinstance(a, str) else a for a in step[2:]]
+            if any(isinstance(a, SimDual) for a in args):
+                node = self._dual_op(step[1], args)
+                node.index = index
+                self.nodes.append(node)
+                self.path_ops.append({})
+            else:
+                node = self._value_op(step[1], args, index)
+                node.index = index
+                self.nodes.append(node)
+                self._record_paths(node, index)
+        elif kind == "backward":
+            self.orders.append(self.backward(self.nodes[int(step[1][1:])]))
+        elif kind == "zero_grad":
+            if self.model.model.zero_grad == "set":
+                for ref in step[1]:
+                    self.nodes[int(ref[1:])].grad = 0.0
+        elif kind == "read":
+            self.snapshots.append([self.read(node) for node in self.nodes])
+        else:
+            raise SimulationError(f"unknown step {kind!r}")
+
+    @staticmethod
+    def read(node):
+        if isinstance(node, SimDual):
+            return [describe(node.val), describe(node.der)]
+        return [describe(node.data), describe(node.grad)]
+
+    # -------------------------------------------------------------- backward
+
+    def _order(self, root):
+        by_data = self.model.model.visited == "data"
+
+        def key(node):
+            return node.data if by_data else id(node)
+
+        order, visited, stack = [], set(), [(root, False)]
+        while stack:
+            node, inputs_done = stack.pop()
+            if inputs_done:
+                order.append(node)
+            elif key(node) not in visited:
+                visited.add(key(node))
+                stack.append((node, True))
+                for parent in node.inputs:
+                    if key(parent) not in visited:
+                        stack.append((parent, False))
+        return order
+
+    def backward(self, root):
+        if isinstance(root, SimDual):
+            raise SimulationError("Dual has no backward")
+        model = self.model.model
+        call = Call(root.index, [n.grad if isinstance(n, SimValue) else None for n in self.nodes])
+        self.calls.append(call)
+        order = self._order(root)
+        for node in order:
+            if (node.inputs and model.reset_intermediate) or (not node.inputs and model.reset_leaves):
+                node.grad = 0.0
+        if model.root == "set":
+            root.grad = 1.0
+        elif model.root == "add":
+            root.grad += 1.0
+        for node in reversed(order) if model.call_order == "reverse" else order:
+            if node.inputs:
+                self._send(node, call)
+        return [node.index if node.index is not None else -1 for node in order]
+
+    def _send(self, node, call):
+        x = node.inputs[0].data
+        env = {"a": x, "x": x, "b": node.inputs[1].data if len(node.inputs) > 1 else 0.0,
+               "t": node.data, "g": node.grad, "k": node.k if node.k is not None else 0.0}
+        sent = self.model.sends[node.op](env)
+        assign = self.model.assign_all or node.op in self.model.assign
+        for parent, grad in zip(node.inputs, sent):
+            grad = float(grad)
+            if assign:
+                parent.grad = grad
+            else:
+                parent.grad += grad
+            if parent.index is not None:
+                call.edges.append((node.owner, parent.index, node.op, grad))
+
+
+def simulate(steps, model=None):
+    """The outcome of `steps` under `model`, in the interpreter's format, plus
+    `calls`: what each backward() sent (see `Call`)."""
+    simulation = Simulation(model)
+    for index, step in enumerate(steps):
+        try:
+            simulation.step(step)
+        except (ArithmeticError, ValueError, TypeError, SimulationError) as error:
+            return {"ok": False, "step": index, "error": {"type": type(error).__name__, "message": str(error)},
+                    "snapshots": simulation.snapshots, "orders": simulation.orders,
+                    "calls": simulation.calls, "path_ops": simulation.path_ops}
+    return {"ok": True, "snapshots": simulation.snapshots, "orders": simulation.orders,
+            "calls": simulation.calls, "path_ops": simulation.path_ops}

@@ -1,0 +1,355 @@
+"""Hypothesis strategies that generate random graph programs (trusted code of the kit).
+
+A generated `Expression` is a recipe: some leaf values and a list of operations
+over earlier nodes and constants. The same recipe can be built on `Value` leaves
+or on `Dual` leaves of a `Graph`:
+
+    @given(expr=expressions())
+    def test_random_graphs(engine, expr):
+        g = Graph()
+        leaves, root = expr.on_values(g)
+        g.backward(root)
+        engine.check(g)
+
+Every recipe stays inside the domain where any faithful implementation gives the
+same numbers as the reference within the comparison tolerance: `log` only of
+inputs >= 0.1, no division by (or negative power of) anything smaller than 0.25
+in size, fractional powers only of positive inputs, `exp` only of inputs <= 3.9,
+`relu` only of exactly 0 or of inputs at least 1e-6 away from 0, and every
+node's value (<= 50 in size, sums at the root <= 500) and gradient (<= 1e4)
+bounded. An operation that would leave the domain is replaced by `tanh` of its
+first node operand, so generation seldom has to retry (only when the bounds on
+the root or the gradients fail). The forward values are
+computed here the way the reference builds the derived ops (`a - b` is
+`a + b * -1.0`, `a / b` is `a * b ** -1`), and the gradients by a small
+reverse pass of its own, independent of the reference.
+"""
+
+import functools
+import math
+from dataclasses import dataclass
+
+from hypothesis import Phase, assume, settings
+from hypothesis import strategies as st
+
+from grader.program import Node
+
+VALUE_OPS = ("+", "-", "*", "/", "**", "neg", "exp", "log", "tanh", "relu")
+# The Dual ops the seed defines: + * - exp tanh, reflected + and * (no neg, no c - d).
+DUAL_OPS = ("+", "-", "*", "exp", "tanh")
+UNARY = ("neg", "exp", "log", "tanh", "relu")
+REFLECTED = {"value": ("+", "-", "*", "/"), "dual": ("+", "*")}
+EXPONENTS = (2, 3, -1, -2, 0.5, 1.5, -0.5)
+CONSTANTS = (2.0, -1.5, 0.5, 3.0, -0.75, 1.25)
+SPECIAL_LEAVES = (0.5, 0.0, 1.0, -1.0, 2.0, -2.0)
+
+MAX_DATA = 50.0
+MAX_ROOT = 500.0
+MAX_GRAD = 1e4
+MIN_DIVISOR = 0.25
+MIN_LOG = 0.1
+MAX_EXP = 3.9
+MIN_EXP = -20.0
+RELU_GAP = 1e-6
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An operand that is an earlier node of the recipe (leaves come first)."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Const:
+    """An operand that is a plain number (or the constant exponent of `**`)."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class Expression:
+    point: tuple  # the leaves' data
+    steps: tuple  # ((op, (operand, ...)), ...) in creation order; the last is the root
+    data: tuple  # forward value of every node, leaves first
+    grads: tuple  # d root / d node for every node (one backward() from the root)
+    direction: tuple  # one seed derivative per leaf, for forward mode
+
+    @property
+    def n_leaves(self):
+        return len(self.point)
+
+    def build(self, graph, leaves):
+        """Apply the recipe to `leaves` (Value or Dual nodes of `graph`); returns the root."""
+        nodes = list(leaves)
+        for op, operands in self.steps:
+            nodes.append(_apply(op, [nodes[a.index] if isinstance(a, Ref) else a.value for a in operands]))
+        return nodes[-1]
+
+    def on_values(self, graph):
+        """Value leaves at the recipe's point; returns (leaves, root)."""
+        leaves = graph.values(*self.point)
+        return leaves, self.build(graph, leaves)
+
+    def on_duals(self, graph, direction=None):
+        """Dual leaves at the recipe's point seeded with `direction`; returns (leaves, root)."""
+        direction = self.direction if direction is None else direction
+        leaves = [graph.dual(x, v) for x, v in zip(self.point, direction)]
+        return leaves, self.build(graph, leaves)
+
+    def on_line(self, graph, direction=None):
+        """The recipe along x + t·v, as Values with a leaf t = 0.0; returns (t, root).
+
+        After backward() from the root, t.grad is the directional derivative ∇f·v
+        computed in reverse mode: it must equal the der of `on_duals`."""
+        direction = self.direction if direction is None else direction
+        t = graph.value(0.0)
+        leaves = [graph.value(x) + v * t for x, v in zip(self.point, direction)]
+        return t, self.build(graph, leaves)
+
+
+def _apply(op, args):
+    """The same operation on graph nodes (or on anything with the exercise's operators)."""
+    if op in UNARY:
+        return -args[0] if op == "neg" else getattr(args[0], op)()
+    a, b = args
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return a / b
+    if op == "**":
+        return a**b
+    raise ValueError(f"unknown op {op!r}")
+
+
+# ---------------------------------------------------------------------------
+# Forward values and local derivatives on plain floats (None: outside the domain)
+# ---------------------------------------------------------------------------
+
+
+def _value(op, a, b=None):
+    try:
+        if op == "+":
+            result = a + b
+        elif op == "-":
+            result = a + b * -1.0
+        elif op == "*":
+            result = a * b
+        elif op == "/":
+            if abs(b) < MIN_DIVISOR:
+                return None
+            result = a * b**-1
+        elif op == "**":
+            if (b != int(b) and a < MIN_DIVISOR) or (b < 0 and abs(a) < MIN_DIVISOR):
+                return None
+            result = a**b
+        elif op == "neg":
+            result = a * -1.0
+        elif op == "exp":
+            if not MIN_EXP <= a <= MAX_EXP:
+                return None
+            result = math.exp(a)
+        elif op == "log":
+            if a < MIN_LOG:
+                return None
+            result = math.log(a)
+        elif op == "tanh":
+            result = math.tanh(a)
+        elif op == "relu":
+            if a != 0.0 and abs(a) < RELU_GAP:
+                return None
+            result = a if a > 0 else 0.0
+        else:
+            raise ValueError(f"unknown op {op!r}")
+    except (OverflowError, ZeroDivisionError, ValueError):
+        return None
+    if isinstance(result, complex) or not math.isfinite(result) or abs(result) > MAX_DATA:
+        return None
+    return result
+
+
+def _local_derivatives(op, a, b, out):
+    """d out / d a and d out / d b."""
+    if op == "+":
+        return 1.0, 1.0
+    if op == "-":
+        return 1.0, -1.0
+    if op == "*":
+        return b, a
+    if op == "/":
+        return 1.0 / b, -a / (b * b)
+    if op == "**":
+        return b * a ** (b - 1), 0.0
+    if op == "neg":
+        return -1.0, 0.0
+    if op == "exp":
+        return out, 0.0
+    if op == "log":
+        return 1.0 / a, 0.0
+    if op == "tanh":
+        return 1.0 - out * out, 0.0
+    if op == "relu":
+        return (1.0 if a > 0 else 0.0), 0.0
+    raise ValueError(f"unknown op {op!r}")
+
+
+def _reverse(steps, data):
+    grads = [0.0] * len(data)
+    grads[-1] = 1.0
+    first = len(data) - len(steps)
+    for position in reversed(range(len(steps))):
+        op, operands = steps[position]
+        values = [data[x.index] if isinstance(x, Ref) else x.value for x in operands] + [None]
+        local = _local_derivatives(op, values[0], values[1], data[first + position])
+        for operand, derivative in zip(operands, local):
+            if isinstance(operand, Ref):
+                grads[operand.index] += derivative * grads[first + position]
+    return grads
+
+
+# ---------------------------------------------------------------------------
+# Strategies
+# ---------------------------------------------------------------------------
+
+
+def examples(count):
+    """Settings for a suite test driven by random programs: `count` examples, no shrinking.
+
+    A wrong submission then fails on its first failing example at once (shrinking
+    would replay the program hundreds of times, seconds per failed test; the
+    engine shrinks the failing program for the feedback on its own). The first
+    examples generated are the simplest ones. Every other setting comes from the
+    suites' profile (derandomized, no database), which the suites' conftest loads
+    before any test module calls this."""
+    return settings(max_examples=count, phases=(Phase.explicit, Phase.reuse, Phase.generate))
+
+
+@functools.lru_cache(maxsize=None)
+def _integers(low, high):
+    # Strategies are cached: building and validating a fresh one for every draw
+    # costs more than the draw itself.
+    return st.integers(low, high)
+
+
+@functools.lru_cache(maxsize=None)
+def _sampled(choices):
+    return st.sampled_from(choices)
+
+
+def leaf_data():
+    """A leaf value: often a special one (0, ±1, ...), else a multiple of 0.01 in [-3, 3]."""
+    return _LEAF_DATA
+
+
+def seed_derivatives():
+    """A Dual seed derivative: mostly not 1, sometimes 0."""
+    return _SEED_DERIVATIVES
+
+
+def constants():
+    """A constant operand (never 0, never 1)."""
+    return _sampled(CONSTANTS)
+
+
+_LEAF_DATA = st.one_of(st.sampled_from(SPECIAL_LEAVES), st.integers(-300, 300).map(lambda i: i / 100))
+_SEED_DERIVATIVES = st.one_of(st.sampled_from((2.5, -1.0, 0.5, 0.0, 1.0)), st.integers(-300, 300).map(lambda i: i / 100))
+_SHAPES = ("node op node", "node op itself", "node op constant")
+_REFLECTED_SHAPES = _SHAPES + ("constant op node",)
+
+
+@functools.lru_cache(maxsize=None)
+def _forms(ops, kind):
+    """Every (op, shape) pair, so that one draw picks both (draws are what generation
+    costs). Each op gets the same weight, shared among its shapes."""
+    forms = []
+    for op in ops:
+        if op in UNARY or op == "**":
+            forms.extend([(op, "unary")] * 12)
+        else:
+            shapes = _REFLECTED_SHAPES if op in REFLECTED[kind] else _SHAPES
+            forms.extend((op, shape) for shape in shapes * (12 // len(shapes)))
+    return st.sampled_from(forms)
+
+
+@st.composite
+def expressions(draw, ops=VALUE_OPS, leaves=(1, 4), size=(1, 8), kind=None):
+    """A random expression DAG over 1-4 leaves that reuses subexpressions.
+
+    `ops` picks the operations (VALUE_OPS or DUAL_OPS; an op listed twice is drawn
+    twice as often); `kind` ("value" or "dual", by default "dual" exactly when ops
+    is DUAL_OPS) picks which constants may stand on the left. Nodes that nothing
+    else uses are summed into the root, so every node takes part in the gradient."""
+    ops = tuple(ops)
+    kind = kind or ("dual" if ops == DUAL_OPS else "value")
+    forms = _forms(ops, kind)
+    n_leaves = draw(_integers(*leaves))
+    point = tuple(draw(_LEAF_DATA) for _ in range(n_leaves))
+    direction = tuple(draw(_SEED_DERIVATIVES) for _ in range(n_leaves))
+    data = list(point)
+    steps = []
+    for _ in range(draw(_integers(*size))):
+        op, shape = draw(forms)
+        # About half the time the newest node (deep graphs), else an older one
+        # (shared subexpressions).
+        newest = len(data) - 1
+        a = newest - max(0, draw(_integers(-newest, newest)))
+        if op == "log":
+            # Prefer an input log is defined at, newest first.
+            positive = [i for i in reversed(range(len(data))) if data[i] >= MIN_LOG]
+            operands = (Ref(positive[min(newest - a, len(positive) - 1)] if positive else a),)
+        elif op == "**":
+            operands = (Ref(a), Const(draw(_sampled(EXPONENTS))))
+        elif shape == "unary":
+            operands = (Ref(a),)
+        elif shape == "node op node":
+            operands = (Ref(a), Ref(draw(_integers(0, newest))))
+        elif shape == "node op itself":
+            operands = (Ref(a), Ref(a))
+        elif shape == "node op constant":
+            operands = (Ref(a), Const(draw(constants())))
+        else:
+            operands = (Const(draw(constants())), Ref(a))
+        values = [data[x.index] if isinstance(x, Ref) else x.value for x in operands]
+        result = _value(op, *values)
+        if result is None:  # outside the domain: tanh is always safe
+            op, operands, result = "tanh", (Ref(a),), math.tanh(data[a])
+        steps.append((op, operands))
+        data.append(result)
+    # Sum every unused intermediate node into the root.
+    used = {x.index for _, operands in steps for x in operands if isinstance(x, Ref)}
+    dangling = [i for i in range(n_leaves, len(data) - 1) if i not in used]
+    for i in dangling:
+        steps.append(("+", (Ref(len(data) - 1), Ref(i))))
+        data.append(data[-1] + data[i])
+    assume(abs(data[-1]) <= MAX_ROOT)
+    steps = tuple(steps)
+    grads = _reverse(steps, data)
+    assume(all(math.isfinite(g) and abs(g) <= MAX_GRAD for g in grads))
+    return Expression(point, steps, tuple(data), tuple(grads), direction)
+
+
+def dual_expressions(leaves=(1, 4), size=(2, 8)):
+    """A random expression over the Dual ops the seed defines, with a seed direction.
+
+    `*` is drawn twice as often as the others: its two cross terms are where
+    forward mode most often goes wrong."""
+    return expressions(ops=("*",) + DUAL_OPS, leaves=leaves, size=size, kind="dual")
+
+
+def subsets(n):
+    """A random subset of range(n), as a sorted list (possibly empty); one draw."""
+    return _integers(0, 2**n - 1).map(lambda mask: [i for i in range(n) if mask >> i & 1])
+
+
+def single_ops(ops=VALUE_OPS):
+    """One op (plain, with itself, with a constant on either side) over two leaves."""
+    return expressions(ops=ops, leaves=(2, 2), size=(1, 1))
+
+
+def all_nodes(graph):
+    """Every node built so far in `graph` (leaves and results), in creation order."""
+    return [Node(graph, number) for number in range(len(graph.node_steps))]

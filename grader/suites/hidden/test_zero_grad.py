@@ -1,0 +1,168 @@
+"""Hidden tests: zero_grad, and the reset of intermediate grads in backward().
+
+zero_grad(values) sets exactly the given grads to 0.0. backward() resets every
+non-leaf grad before it starts, so intermediate grads never pile up.
+"""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from grader.program import Graph
+from grader.strategies import all_nodes, examples, expressions, subsets
+
+pytestmark = pytest.mark.category("zero_grad")
+
+
+def test_zero_grad_clears_the_leaves(engine):
+    """zero_grad([x, y]) after backward() sets both grads to 0.0."""
+    g = Graph()
+    x, y = g.values(1.6, -2.4)
+    g.backward((x * y).tanh())
+    g.zero_grad([x, y])
+    engine.check(g)
+
+
+def test_zero_grad_on_a_subset(engine):
+    """zero_grad([y]) clears y only: the other grads keep their values."""
+    g = Graph()
+    x, y, z = g.values(0.3, 1.9, -1.1)
+    g.backward(x * y + z)
+    g.zero_grad([y])
+    engine.check(g)
+
+
+def test_zero_grad_clears_intermediate_nodes(engine):
+    """zero_grad also clears intermediate nodes it is given."""
+    g = Graph()
+    x, y = g.values(-0.6, 0.75)
+    a = x * y
+    b = a.exp()
+    g.backward(b * 2.0)
+    g.zero_grad([a, b])
+    engine.check(g)
+
+
+def test_zero_grad_between_two_backwards(engine):
+    """zero_grad between two backward() calls gives the single-call gradient again."""
+    g = Graph()
+    x, y = g.values(2.1, 0.4)
+    root = (x * y).log() + y.tanh()
+    g.backward(root)
+    g.zero_grad([x, y])
+    g.backward(root)
+    engine.check(g)
+
+
+def test_zero_grad_on_a_subset_then_backward(engine):
+    """After zero_grad([x]), a second backward() gives x a fresh gradient and y a doubled one."""
+    g = Graph()
+    x, y = g.values(-1.25, 0.55)
+    root = (x - y).tanh() * x
+    g.backward(root)
+    g.zero_grad([x])
+    g.backward(root)
+    engine.check(g)
+
+
+def test_zero_grad_before_any_backward(engine):
+    """zero_grad on fresh values, then backward(), gives the plain gradient."""
+    g = Graph()
+    x, y = g.values(0.95, -0.15)
+    root = x * y + x.exp()
+    g.zero_grad([x, y])
+    g.backward(root)
+    engine.check(g)
+
+
+def test_zero_grad_with_a_repeated_value(engine):
+    """zero_grad([x, x, y]) with x listed twice still sets the grads to 0.0."""
+    g = Graph()
+    x, y = g.values(1.05, 2.2)
+    g.backward(x * y * x)
+    g.zero_grad([x, x, y])
+    engine.check(g)
+
+
+def test_zero_grad_on_a_leaf_root(engine):
+    """A leaf root: backward(), zero_grad, backward() gives 1.0, 0.0, 1.0."""
+    g = Graph()
+    x = g.value(-3.3)
+    g.backward(x)
+    g.zero_grad([x])
+    g.backward(x)
+    engine.check(g, rule="zero-grad")
+
+
+def test_second_backward_resets_intermediates(engine):
+    """A second backward() on a three-level graph leaves intermediate grads unchanged."""
+    g = Graph()
+    x, y, z = g.values(0.45, -1.6, 1.3)
+    a = x * y
+    b = a.tanh()
+    root = b * z
+    g.backward(root)
+    g.backward(root)
+    engine.check(g, rule="intermediate-reset")
+
+
+def test_repeated_backward_on_a_deep_chain(engine):
+    """Three backward() calls on a 12-level chain: intermediates stay, leaves triple."""
+    g = Graph()
+    x, w = g.values(0.25, 0.9)
+    node = x
+    for _ in range(4):
+        node = ((node * w).tanh() + x) * 0.8
+    for _ in range(3):
+        g.backward(node)
+    engine.check(g, rule="intermediate-reset")
+
+
+def test_new_root_resets_shared_intermediates(engine):
+    """backward() from a new root resets an intermediate that an earlier backward() filled."""
+    g = Graph()
+    x, y = g.values(0.65, 1.35)
+    a = x * y
+    g.backward(a.exp())
+    g.backward((a * 3.0).tanh() + a)
+    engine.check(g, rule="intermediate-reset")
+
+
+def test_intermediate_x_plus_x_reset(engine):
+    """An intermediate x + x feeding a·a is reset between two backward() calls."""
+    g = Graph()
+    x = g.value(0.15)
+    a = x + x
+    root = (a * a).tanh() * 2.0
+    g.backward(root)
+    g.backward(root)
+    engine.check(g, rule="intermediate-reset")
+
+
+@examples(10)
+@given(expr=expressions(), data=st.data())
+def test_random_zero_grad_of_leaves_between_backwards(engine, expr, data):
+    """On random graphs: backward(), zero_grad of a random subset of leaves, backward()."""
+    g = Graph()
+    leaves, root = expr.on_values(g)
+    g.backward(root)
+    chosen = data.draw(subsets(len(leaves)), label="cleared leaves")
+    g.zero_grad([leaves[i] for i in chosen])
+    g.backward(root)
+    engine.check(g)
+
+
+@examples(8)
+@given(expr=expressions(size=(2, 8)), data=st.data())
+def test_random_zero_grad_of_any_nodes(engine, expr, data):
+    """On random graphs: zero_grad of any random nodes (intermediates too), then backward() twice."""
+    g = Graph()
+    _, root = expr.on_values(g)
+    nodes = all_nodes(g)
+    g.backward(root)
+    chosen = data.draw(subsets(len(nodes)), label="cleared nodes")
+    g.zero_grad([nodes[i] for i in chosen])
+    g.backward(root)
+    g.backward(root)
+    engine.check(g)
+

@@ -1,0 +1,17 @@
+# Crash the interpreter itself: lift the recursion limit and recurse through C
+# code (map) until the C stack overflows: a segmentation fault, not a
+# RecursionError, in every backward().
+import sys
+
+sys.setrecursionlimit(10 ** 6)
+
+
+def _deeper(n):
+    return list(map(_deeper, [n + 1]))
+
+
+def _crashing_backward(self):
+    return _deeper(0)
+
+
+Value.backward = _crashing_backward

@@ -1,0 +1,250 @@
+"""A corpus of realistic student mistakes, each one bug in the reference solution.
+
+Every mutant is a single textual replacement applied to reference/tiny_autograd.py:
+`find` must occur exactly once in the reference (so the corpus breaks loudly when
+the reference changes), and the graded suites must take points off the mutant in
+its declared `category` (the rubric category whose tests exist to catch it).
+
+The "why" column says which input exposes the mistake; it is the reason the
+hidden suite needs that input.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REFERENCE = Path(__file__).resolve().parent.parent / "reference" / "tiny_autograd.py"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    category: str  # the rubric category in which it must lose points
+    find: str
+    replace: str
+    why: str
+
+    def apply(self, source):
+        """The reference `source` with this one mistake in it."""
+        count = source.count(self.find)
+        if count != 1:
+            raise AssertionError(
+                f"mutant {self.id}: its find text occurs {count} times in the reference (expected once); "
+                "update tests/mutants.py to the new reference:\n" + self.find
+            )
+        return source.replace(self.find, self.replace)
+
+
+def mutant_source(mutant, reference=REFERENCE):
+    return mutant.apply(Path(reference).read_text(encoding="utf-8"))
+
+
+MUTANTS = [
+    # ------------------------------------------------------------ accumulation: `=` for `+=`
+    Mutant(
+        "add_assigns", "accumulation",
+        "self.grad += out.grad\n            other.grad += out.grad",
+        "self.grad = out.grad\n            other.grad = out.grad",
+        "x + x gives x only one path's gradient",
+    ),
+    Mutant(
+        "mul_assigns", "accumulation",
+        "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+        "self.grad = other.data * out.grad\n            other.grad = self.data * out.grad",
+        "x * x gives x·g instead of 2x·g",
+    ),
+    Mutant(
+        "pow_assigns", "accumulation",
+        "self.grad += k * self.data ** (k - 1) * out.grad",
+        "self.grad = k * self.data ** (k - 1) * out.grad",
+        "a node used by ** and by another op keeps only one contribution",
+    ),
+    Mutant(
+        "exp_assigns", "accumulation",
+        "self.grad += out.data * out.grad",
+        "self.grad = out.data * out.grad",
+        "x used by exp and by another op keeps only one contribution",
+    ),
+    # ----------------------------------------------------------------- gradients: local rules
+    Mutant(
+        "mul_not_crossing", "gradients",
+        "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+        "self.grad += self.data * out.grad\n            other.grad += other.data * out.grad",
+        "x * y with x != y: each input gets its own value instead of the other's",
+    ),
+    Mutant(
+        "pow_off_by_one", "gradients",
+        "k * self.data ** (k - 1) * out.grad",
+        "k * self.data ** k * out.grad",
+        "x ** k with x != 1",
+    ),
+    Mutant(
+        "exp_uses_input", "gradients",
+        "self.grad += out.data * out.grad",
+        "self.grad += self.data * out.grad",
+        "exp(x) with x != e**x (always)",
+    ),
+    Mutant(
+        "exp_forgets_upstream", "gradients",
+        "self.grad += out.data * out.grad",
+        "self.grad += out.data",
+        "exp below the root (upstream gradient != 1)",
+    ),
+    Mutant(
+        "log_missing_reciprocal", "gradients",
+        "self.grad += (1.0 / self.data) * out.grad",
+        "self.grad += out.grad",
+        "log(x) with x != 1",
+    ),
+    Mutant(
+        "log_uses_output", "gradients",
+        "self.grad += (1.0 / self.data) * out.grad",
+        "self.grad += (1.0 / out.data) * out.grad",
+        "log(x) with ln x != x",
+    ),
+    Mutant(
+        "tanh_uses_input", "gradients",
+        "self.grad += (1.0 - t * t) * out.grad",
+        "self.grad += (1.0 - self.data * self.data) * out.grad",
+        "tanh(x) with x != 0: 1 - x² instead of 1 - t²",
+    ),
+    Mutant(
+        "tanh_forgets_upstream", "gradients",
+        "self.grad += (1.0 - t * t) * out.grad",
+        "self.grad += 1.0 - t * t",
+        "tanh below the root (upstream gradient != 1)",
+    ),
+    Mutant(
+        "relu_one_at_zero", "gradients",
+        "(1.0 if self.data > 0 else 0.0) * out.grad",
+        "(1.0 if self.data >= 0 else 0.0) * out.grad",
+        "relu at exactly 0: relu'(0) = 0",
+    ),
+    Mutant(
+        "relu_tests_output_not_below_zero", "gradients",
+        "(1.0 if self.data > 0 else 0.0) * out.grad",
+        "(1.0 if out.data >= 0 else 0.0) * out.grad",
+        "relu of a negative input: out.data is 0, so the gradient leaks through",
+    ),
+    # ------------------------------------------------------------------ gradients: backward()
+    Mutant(
+        "root_grad_not_set", "gradients",
+        "        self.grad = 1.0\n        for node in reversed(order):",
+        "        for node in reversed(order):",
+        "every gradient stays 0",
+    ),
+    Mutant(
+        "order_not_reversed", "gradients",
+        "for node in reversed(order):",
+        "for node in order:",
+        "a chain of two or more ops: inputs pass on their grad before they have it",
+    ),
+    Mutant(
+        "backward_returns_none", "gradients",
+        "        return order\n        # END SOLUTION",
+        "        return None\n        # END SOLUTION",
+        "backward() must return the topological order",
+    ),
+    Mutant(
+        "backward_returns_reversed_order", "gradients",
+        "        return order\n        # END SOLUTION",
+        "        return order[::-1]\n        # END SOLUTION",
+        "the returned order must put inputs first and the root last",
+    ),
+    Mutant(
+        "visited_keyed_by_data", "gradients",
+        "        elif node not in visited:\n"
+        "            visited.add(node)\n"
+        "            stack.append((node, True))\n"
+        "            for parent in node._parents:\n"
+        "                if parent not in visited:",
+        "        elif node.data not in visited:\n"
+        "            visited.add(node.data)\n"
+        "            stack.append((node, True))\n"
+        "            for parent in node._parents:\n"
+        "                if parent.data not in visited:",
+        "two distinct inner nodes with equal data: one of them is never visited",
+    ),
+    # --------------------------------------------------------- accumulation: backward() twice
+    Mutant(
+        "leaf_grads_reset_too", "accumulation",
+        "            if node._parents:\n                node.grad = 0.0",
+        "            node.grad = 0.0",
+        "two backward() calls must add up on the leaves",
+    ),
+    Mutant(
+        "root_grad_adds_one", "accumulation",
+        "        self.grad = 1.0\n        for node in reversed(order):",
+        "        self.grad += 1.0\n        for node in reversed(order):",
+        "a leaf used as the root must get grad 1.0 on every backward() call, not 1, 2, 3",
+    ),
+    Mutant(
+        "topological_order_repeats_nodes", "accumulation",
+        "        elif node not in visited:",
+        "        else:",
+        "a node reached by two paths is visited (and its _backward run) twice",
+    ),
+    # ---------------------------------------------------------------------------- zero_grad
+    Mutant(
+        "intermediate_grads_not_reset", "zero_grad",
+        "        for node in order:\n            if node._parents:\n                node.grad = 0.0\n",
+        "",
+        "a second backward() adds onto stale inner gradients (visible three levels deep)",
+    ),
+    Mutant(
+        "zero_grad_does_nothing", "zero_grad",
+        "    for value in values:\n        value.grad = 0.0",
+        "    for value in values:\n        pass",
+        "backward(); zero_grad(); read",
+    ),
+    Mutant(
+        "zero_grad_sets_one", "zero_grad",
+        "    for value in values:\n        value.grad = 0.0",
+        "    for value in values:\n        value.grad = 1.0",
+        "backward(); zero_grad(); read",
+    ),
+    Mutant(
+        "zero_grad_only_first", "zero_grad",
+        "    for value in values:\n        value.grad = 0.0",
+        "    for value in values[:1]:\n        value.grad = 0.0",
+        "zero_grad of two or more values",
+    ),
+    # ------------------------------------------------------------------------- forward mode
+    Mutant(
+        "dual_add_drops_other_der", "forward_mode",
+        "der = self.der + other.der",
+        "der = self.der",
+        "a sum whose right operand carries a derivative",
+    ),
+    Mutant(
+        "dual_mul_missing_cross_term", "forward_mode",
+        "der = self.val * other.der + self.der * other.val",
+        "der = self.der * other.val",
+        "a product whose right operand carries a derivative",
+    ),
+    Mutant(
+        "dual_exp_keeps_der", "forward_mode",
+        "der = e * self.der",
+        "der = self.der",
+        "exp: the derivative part is e**a · b",
+    ),
+    Mutant(
+        "dual_tanh_uses_input", "forward_mode",
+        "der = (1.0 - t * t) * self.der",
+        "der = (1.0 - self.val * self.val) * self.der",
+        "tanh at a != 0: 1 - a² instead of 1 - t²",
+    ),
+    Mutant(
+        "dual_tanh_forgets_seed", "forward_mode",
+        "der = (1.0 - t * t) * self.der",
+        "der = 1.0 - t * t",
+        "a seed derivative other than 1",
+    ),
+    Mutant(
+        "dual_lifts_numbers_with_der_one", "forward_mode",
+        "Dual(other, 0.0)",
+        "Dual(other, 1.0)",
+        "a plain number is a constant: its derivative part is 0",
+    ),
+]
+
+BY_ID = {mutant.id: mutant for mutant in MUTANTS}

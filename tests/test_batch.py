@@ -1,0 +1,265 @@
+"""Grading a whole class: `python -m grader batch DIR --out grades.csv --jobs N`.
+
+A generated class of 200 submissions mixes correct ones (files, folders,
+notebooks), buggy ones (mutants of the reference), broken ones (syntax error,
+empty, binary, no candidate file, exit at import) and hanging ones (a loop at
+import, in backward, a sleep in _backward). The gradebook must give each
+student what grading that submission alone gives, finish despite the hangs,
+and a re-run must grade only what changed.
+"""
+
+import csv
+import io
+import json
+import multiprocessing
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from authoring.notebook import notebook_text
+from grader import batch
+from grader.worker_client import Limits
+from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE_TEXT = (ROOT / "reference" / "tiny_autograd.py").read_text(encoding="utf-8")
+CALL_TIMEOUT, BUDGET = 0.5, 2.0  # small limits, so that hanging submissions cost little
+LIMITS = Limits(call_seconds=CALL_TIMEOUT, budget_seconds=BUDGET, load_seconds=BUDGET)
+# Mutants that a public test catches (grading them is quick).
+BUGGY = ("add_assigns", "tanh_uses_input", "leaf_grads_reset_too", "zero_grad_does_nothing",
+         "dual_mul_missing_cross_term", "backward_returns_reversed_order", "intermediate_grads_not_reset",
+         "dual_tanh_uses_input")
+BROKEN = {
+    "syntax": ("syntax error", lambda: REFERENCE_TEXT.replace("def exp(self):", "def exp(self)", 1)),
+    "empty": ("empty", lambda: ""),
+    "binary": ("binary", lambda: b"\x00\x01\x02garbage\xff"),
+    "exits": ("loaded", lambda: "import os\nos._exit(3)\n" + REFERENCE_TEXT),
+}
+HANGING = {
+    "import_loop": "while True:\n    pass\n" + REFERENCE_TEXT,
+    "backward_loop": REFERENCE_TEXT.replace("order = _topological_order(self)",
+                                            "order = _topological_order(self)\n        while True:\n            pass", 1),
+    "backward_sleep": "import time\n" + REFERENCE_TEXT.replace(
+        "self.grad += out.grad\n", "self.grad += out.grad\n            time.sleep(3600)\n", 1),
+}
+
+
+def write_class(folder):
+    """200 submissions; returns {student: kind} where kind is correct, a mutant id, broken:* or hanging:*."""
+    folder.mkdir()
+    kinds = {}
+
+    def add(student, kind, content, layout="file"):
+        header = f"# {student}\n"
+        if layout == "file":
+            path = folder / f"{student}.py"
+            path.write_bytes(content if isinstance(content, bytes) else (header + content).encode())
+        elif layout == "folder":
+            (folder / student).mkdir()
+            (folder / student / "tiny_autograd.py").write_text(header + content, encoding="utf-8")
+            (folder / student / "README.md").write_text("my homework\n", encoding="utf-8")
+        elif layout == "notebook":
+            (folder / f"{student}.ipynb").write_text(notebook_text(content), encoding="utf-8")
+        kinds[student] = kind
+
+    number = iter(range(1, 1000))
+    for _ in range(114):
+        add(f"s{next(number):03d}", "correct", REFERENCE_TEXT)
+    for _ in range(8):
+        add(f"s{next(number):03d}", "correct", REFERENCE_TEXT, "folder")
+    for _ in range(8):
+        add(f"s{next(number):03d}", "correct", REFERENCE_TEXT, "notebook")
+    for mutant in BUGGY:
+        for _ in range(5):
+            add(f"s{next(number):03d}", mutant, mutant_source(MUTANTS_BY_ID[mutant]))
+    for name, (_, content) in BROKEN.items():
+        for _ in range(6):
+            add(f"s{next(number):03d}", f"broken:{name}", content())
+    for _ in range(4):
+        student = f"s{next(number):03d}"
+        (folder / student).mkdir()
+        (folder / student / "notes.txt").write_text("forgot the code\n")
+        kinds[student] = "broken:no_candidate"
+    for name, content in HANGING.items():
+        for _ in range(2):
+            add(f"s{next(number):03d}", f"hanging:{name}", content)
+    (folder / ".DS_Store").write_bytes(b"\0")  # not a student
+    assert len(kinds) == 200
+    return kinds
+
+
+def run_batch(folder, out, jobs):
+    command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", str(jobs),
+               "--suite", "public", "--lang", "en", "--call-timeout", str(CALL_TIMEOUT), "--budget", str(BUDGET)]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr, time.monotonic() - started
+
+
+def read_gradebook(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {row["student"]: row for row in csv.DictReader(handle)}
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory):
+    work = tmp_path_factory.mktemp("class")
+    kinds = write_class(work / "submissions")
+    out = work / "grades.csv"
+    log, seconds = run_batch(work / "submissions", out, jobs=2)
+    return work, kinds, out, log
+
+
+@pytest.fixture(scope="module")
+def alone(grade_submission, tmp_path_factory):
+    """The result of grading one submission of each buggy kind on its own, in this process."""
+    folder = tmp_path_factory.mktemp("alone")
+    results = {}
+    for mutant in BUGGY:
+        path = folder / f"{mutant}.py"
+        path.write_text(mutant_source(MUTANTS_BY_ID[mutant]), encoding="utf-8")
+        results[mutant] = grade_submission(path, suite="public", limits=LIMITS)
+    return results
+
+
+def test_gradebook_has_one_row_per_student_with_total_and_categories(graded_class):
+    work, kinds, out, log = graded_class
+    with open(out, newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle))
+    assert header[:2] == ["student", "total"]
+    assert header[2:6] == ["gradients", "accumulation", "zero_grad", "forward_mode"]
+    rows = read_gradebook(out)
+    assert set(rows) == set(kinds)
+    for row in rows.values():
+        categories = sum(float(row[c]) for c in header[2:6])
+        assert abs(categories - float(row["total"])) < 0.011
+        results = json.loads((batch.results_folder(out) / f"{row['student']}.json").read_text(encoding="utf-8"))
+        assert results["score"] == float(row["total"])
+    assert "200 submissions" in log and "graded 200" in log
+
+
+def test_correct_submissions_get_full_marks_in_every_form(graded_class):
+    work, kinds, out, log = graded_class
+    rows = read_gradebook(out)
+    for student, kind in kinds.items():
+        if kind == "correct":
+            row = rows[student]
+            assert (row["status"], row["total"]) == ("graded", row["max_total"]), student
+            assert float(row["max_total"]) == 100
+
+
+def test_buggy_submissions_score_as_when_graded_alone(graded_class, alone):
+    work, kinds, out, log = graded_class
+    rows = read_gradebook(out)
+    for student, kind in kinds.items():
+        if kind in alone:
+            expected = alone[kind]
+            row = rows[student]
+            assert float(row["total"]) == expected.score < expected.max_score, (student, kind)
+            for category, (earned, _) in expected.categories().items():
+                assert float(row[category]) == earned, (student, kind, category)
+
+
+def test_broken_submissions_get_zero_and_the_reason(graded_class):
+    work, kinds, out, log = graded_class
+    rows = read_gradebook(out)
+    reasons = {f"broken:{name}": reason for name, (reason, _) in BROKEN.items()}
+    reasons["broken:no_candidate"] = "no .py or .ipynb"
+    for student, kind in kinds.items():
+        if kind.startswith("broken:"):
+            row = rows[student]
+            assert (row["status"], float(row["total"])) == ("problem", 0.0), student
+            assert reasons[kind].lower() in row["note"].lower(), (kind, row["note"])
+
+
+def test_hanging_submissions_lose_what_hangs_and_stop_nothing(graded_class):
+    work, kinds, out, log = graded_class
+    rows = read_gradebook(out)
+    hanging = [student for student, kind in kinds.items() if kind.startswith("hanging:")]
+    assert hanging
+    for student in hanging:
+        row = rows[student]
+        assert row["status"] in ("graded", "problem") and float(row["total"]) < float(row["max_total"])
+        results = json.loads((batch.results_folder(out) / f"{student}.json").read_text(encoding="utf-8"))
+        text = results["output"] + " ".join(t["output"] for t in results["tests"])
+        assert "timed out" in text or "time budget" in text, student
+    assert not [row for row in rows.values() if row["status"] == "error"]
+
+
+def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
+    work, kinds, out, log = graded_class
+    before = out.read_bytes()
+    log, _ = run_batch(work / "submissions", out, jobs=2)
+    assert "0 to grade" in log and out.read_bytes() == before
+    students = sorted(kinds)
+    changed = work / "submissions" / f"{students[0]}.py"
+    changed.write_text(mutant_source(MUTANTS_BY_ID["add_assigns"]), encoding="utf-8")
+    (work / "submissions" / "latecomer.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+    log, _ = run_batch(work / "submissions", out, jobs=2)
+    assert "199 unchanged since the last run, 2 to grade" in log
+    rows = read_gradebook(out)
+    assert len(rows) == 201 and rows["latecomer"]["total"] == "100"
+    assert float(rows[students[0]]["total"]) < 100
+
+
+# ------------------------------------------------------------- processes
+
+
+def fake_grade_job(job, options, oracle=None):
+    """Stands in for grading: hangs or kills its process on cue."""
+    import os
+
+    if job.student == "stuck":
+        time.sleep(3600)
+    if job.student == "crash":
+        os._exit(7)
+    return batch.Row(job.student, "graded", score=1.0, max_score=1.0)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="needs fork to inject a fake")
+def test_a_stuck_or_dying_grading_process_costs_only_its_submission(monkeypatch, tmp_path):
+    """The watchdog kills a grading process that outlives every limit; a process that
+    dies is replaced; the other submissions are graded all the same."""
+    monkeypatch.setattr(batch, "grade_job", fake_grade_job)
+    monkeypatch.setattr(batch, "_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.setattr(batch, "WATCHDOG_MARGIN_SECONDS", 1.0)
+    options = batch.Options(limits=Limits(budget_seconds=0.5, load_seconds=0.5), fingerprint="f")
+    names = ["a", "stuck", "b", "crash", "c", "d"]
+    jobs = [batch.Job(name, str(tmp_path / name), str(tmp_path / f"{name}.json"), "h") for name in names]
+    rows = []
+    batch.run_jobs(jobs, options, workers=2, on_row=rows.append)
+    by_student = {row.student: row for row in rows}
+    assert set(by_student) == set(names)
+    assert by_student["stuck"].status == "error" and "longer than" in by_student["stuck"].note
+    assert by_student["crash"].status == "error" and "died" in by_student["crash"].note
+    assert all(by_student[name].status == "graded" for name in ("a", "b", "c", "d"))
+    results = json.loads((tmp_path / "stuck.json").read_text(encoding="utf-8"))
+    assert results["score"] == 0 and results["extra_data"]["batch"]["status"] == "error"
+
+
+def test_students_are_the_direct_children_with_unique_names(tmp_path):
+    for name in ("ann.py", "ann.ipynb", "bob.py", "cy"):
+        path = tmp_path / name
+        path.mkdir() if name == "cy" else path.write_text("x = 1\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "__pycache__").mkdir()
+    found = dict(batch.find_submissions(tmp_path))
+    assert sorted(found) == ["ann.ipynb", "ann.py", "bob", "cy"]
+
+
+def test_shards_split_the_class_and_cover_it(tmp_path):
+    (tmp_path / "class").mkdir()
+    for number in range(7):
+        (tmp_path / "class" / f"s{number}.py").write_text("")
+    seen = []
+    for index in (1, 2, 3):
+        rows = batch.run(tmp_path / "class", tmp_path / f"shard{index}.csv", jobs=1,
+                         shard=batch.parse_shard(f"{index}/3"), stream=io.StringIO())
+        seen += [row.student for row in rows]
+    assert sorted(seen) == [f"s{number}" for number in range(7)]
+    with pytest.raises(ValueError):
+        batch.parse_shard("4/3")

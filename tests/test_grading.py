@@ -1,0 +1,139 @@
+"""Grading end to end: full marks for the reference, nothing for the template,
+the same result every time, and a command line that always leaves a results file.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from fractions import Fraction
+
+import pytest
+
+from grader import cli, results
+from grader.results import load_rubric
+from mutants import BY_ID as MUTANTS_BY_ID, REFERENCE, mutant_source
+
+ROOT = REFERENCE.parent.parent
+TEMPLATE = ROOT / "student_template" / "tiny_autograd.py"
+TOTAL = sum(load_rubric()[0].values())  # the points of every suite
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+# A submission with failures in several categories (partial credit).
+PARTIAL_MUTANT = MUTANTS_BY_ID["add_assigns"]
+
+
+@pytest.fixture(scope="module")
+def partial_submission(tmp_path_factory):
+    path = tmp_path_factory.mktemp("partial") / "tiny_autograd.py"
+    path.write_text(mutant_source(PARTIAL_MUTANT), encoding="utf-8")
+    return path
+
+
+def run_cli(*argv):
+    """The command line in this process (as `python -m grader` runs it); returns its exit code."""
+    from hypothesis import settings
+
+    profile = settings.get_current_profile_name()
+    try:
+        return cli.main([str(a) for a in argv])
+    finally:
+        settings.load_profile(profile)
+
+
+def without_timing(data):
+    data = dict(data)
+    data.pop("execution_time", None)
+    return data
+
+
+@pytest.mark.parametrize("suite", ["public", "hidden", "all"])
+def test_reference_gets_full_marks(suite, grade_submission):
+    result = grade_submission(REFERENCE, suite=suite)
+    assert result.problem is None
+    assert result.tests, f"suite {suite} ran no tests"
+    failed = {t.nodeid: t.message("en") for t in result.tests if not t.passed}
+    assert not failed
+    assert result.score == result.max_score == TOTAL
+    assert all(earned == possible for earned, possible in result.categories().values())
+
+
+def test_template_gets_nothing_and_is_told_what_to_implement(grade_submission):
+    result = grade_submission(TEMPLATE, suite="all")
+    assert result.problem is None, "the template loads fine; only its stubs fail"
+    assert {t.hidden for t in result.tests} == {False, True}, "suite 'all' runs public and hidden tests"
+    assert result.score == 0
+    for test in result.tests:
+        assert not test.passed
+        assert test.score == 0
+        assert "NotImplementedError" in test.message("en"), test.nodeid
+        assert "NotImplementedError" in test.message("zh"), test.nodeid
+
+
+def test_template_gets_nothing_on_the_public_suite(grade_submission):
+    result = grade_submission(TEMPLATE, suite="public")
+    assert result.tests and all(not t.hidden for t in result.tests)
+    assert result.score == 0 < result.max_score
+    assert all("NotImplementedError" in t.message("en") for t in result.tests)
+
+
+def test_grading_twice_gives_identical_results(partial_submission, grade_submission):
+    first = grade_submission(partial_submission, suite="all")
+    second = grade_submission(partial_submission, suite="all")
+    assert 0 < first.score < first.max_score
+    for lang in ("en", "zh"):
+        assert without_timing(results.gradescope(first, lang)) == without_timing(results.gradescope(second, lang))
+        assert results.classroom(first, lang) == results.classroom(second, lang)
+
+
+@pytest.mark.parametrize("case", ["reference", "syntax_error"])
+def test_command_line_exits_0_and_writes_results(case, tmp_path):
+    if case == "reference":
+        submission = REFERENCE
+    else:
+        submission = tmp_path / "broken.py"
+        submission.write_text("def backward(self):\n    return [\n", encoding="utf-8")
+    out = tmp_path / "out" / "results.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", str(submission), "--suite", "public", "--out", str(out), "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["tests"]
+    assert data["score"] == (TOTAL if case == "reference" else 0)
+    assert out.with_name("results.pytest.json").is_file(), "the raw pytest report is kept beside the results"
+
+
+def test_classroom_scores_add_up_to_the_gradescope_score(partial_submission, tmp_path):
+    scores = {}
+    for name in ("gradescope", "classroom"):
+        out = tmp_path / f"{name}.json"
+        assert run_cli("grade", partial_submission, "--suite", "all", "--out", out, "--format", name,
+                       "--lang", "en", "--quiet") == 0
+        scores[name] = json.loads(out.read_text(encoding="utf-8"))
+    gradescope, classroom = scores["gradescope"], scores["classroom"]
+    assert 0 < gradescope["score"] < gradescope["extra_data"]["max_score"]
+    assert classroom["status"] == "fail"
+    assert classroom["max_score"] == round(gradescope["extra_data"]["max_score"])
+    # Exactly, in the hundredths the scores are written in, and as the reporter adds floats.
+    assert sum(Fraction(str(t["score"])) for t in classroom["tests"]) == Fraction(str(gradescope["score"]))
+    assert sum(t["score"] for t in classroom["tests"]) == pytest.approx(gradescope["score"], abs=1e-9)
+    assert [t["score"] for t in classroom["tests"]] == [t["score"] for t in gradescope["tests"]]
+
+
+def test_feedback_language_follows_lang(partial_submission, tmp_path):
+    outputs = {}
+    for lang in ("en", "zh"):
+        out = tmp_path / f"{lang}.json"
+        assert run_cli("grade", partial_submission, "--suite", "public", "--out", out, "--lang", lang, "--quiet") == 0
+        outputs[lang] = json.loads(out.read_text(encoding="utf-8"))
+    en, zh = outputs["en"], outputs["zh"]
+    assert en["score"] == zh["score"]
+    assert en["output"] != zh["output"]
+    assert CHINESE.search(zh["output"].splitlines()[0])
+    failed_en = [t["output"] for t in en["tests"] if t["status"] == "failed"]
+    failed_zh = [t["output"] for t in zh["tests"] if t["status"] == "failed"]
+    assert failed_en and len(failed_en) == len(failed_zh)
+    for message_en, message_zh in zip(failed_en, failed_zh):
+        assert message_en != message_zh
+        assert CHINESE.search(message_zh)

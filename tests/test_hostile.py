@@ -1,0 +1,510 @@
+"""The hostile corpus: every file in tests/hostile/ is an attack on the grader.
+
+Each case is graded at each isolation level where the attack can be stopped
+(and reported as skipped, with the reason, where it cannot; see
+docs/SECURITY.md). Whatever the payload does, these guarantees must hold:
+
+- a valid result (Gradescope and Classroom documents) within the time budget,
+  recording the isolation level it was graded at;
+- no more points than the honest code under the payload earns: payloads on the
+  student template score 0, payloads on the reference at most full marks;
+- no process it started survives the grading;
+- the kit's files are unchanged, and nothing is planted next to them or the results;
+- no secret of the grader's environment, no hidden-test source, no control
+  characters and no more than the capped amount of output in the results.
+"""
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from grader import cli, results, sandbox
+from grader.worker_client import OUTPUT_CAP_BYTES, Limits
+
+KIT = Path(__file__).resolve().parent.parent
+HOSTILE = KIT / "tests" / "hostile"
+BASES = {
+    "template": KIT / "student_template" / "tiny_autograd.py",
+    "reference": KIT / "reference" / "tiny_autograd.py",
+}
+TEMPLATE_NOTEBOOK = KIT / "student_template" / "tiny_autograd.ipynb"
+HIDDEN_SUITES = KIT / "grader" / "suites" / "hidden"
+SECRET = "sk-test-" + uuid.uuid4().hex  # in the grader's environment as GRADER_TEST_SECRET
+
+LIMITS = Limits(call_seconds=1, load_seconds=3, budget_seconds=10)
+HANG_LIMITS = Limits(call_seconds=1, load_seconds=1.5, budget_seconds=3)
+SLACK_SECONDS = 30  # beyond the budget: start-up and the reference side, on a loaded machine
+TEST_OUTPUT_CAP = 2000  # characters of one test's feedback
+BUBBLEWRAP, UNPRIVILEGED, PROCESS = sandbox.LEVELS
+AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+# Why a level cannot stop an attack (the case is then reported as skipped).
+SAME_USER = "the process level runs the worker as the grader's own user, who may {}"
+SEES_FILES = "without namespaces the worker sees every world-readable file, so it may {}"
+NETWORK = "only the bubblewrap level has its own network namespace"
+ROOT_READS_ALL = "the worker runs as root here, and root may read any process (PR_SET_DUMPABLE stops only other non-root users)"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One payload, and the levels it is graded at.
+
+    Every case runs at the bubblewrap and the process level. The unprivileged
+    level runs the process level's code with another uid, so it is tested where
+    the uid makes the difference (`uid=True`)."""
+
+    name: str  # the payload: tests/hostile/<name>.py (or .ipynb)
+    base: str  # "template" (honest part earns 0) or "reference" (honest part earns everything)
+    skip: dict = field(default_factory=dict)  # level -> why that level cannot stop it
+    uid: bool = False  # also grade at the unprivileged level
+    limits: Limits = field(default_factory=lambda: LIMITS)
+    via: str = "grade"  # "grade" (in this process), "cli" (writes a results file), "subprocess"
+    writes: bool = False  # aims at files: compare the kit file by file
+
+    def __str__(self):
+        return self.name if self.via != "subprocess" else f"{self.name}-at-startup"
+
+    def levels(self):
+        return [BUBBLEWRAP, *([UNPRIVILEGED] if self.uid or UNPRIVILEGED in self.skip else []), PROCESS]
+
+
+CASES = [
+    # Forging the result.
+    Case("forge_results_then_exit", "template", via="cli", writes=True),
+    Case("forge_results_daemon", "template", via="cli", writes=True),
+    Case("patch_pytest", "template"),
+    Case("conftest_into_kit", "template", writes=True, uid=True,
+         skip={PROCESS: SAME_USER.format("write into the kit's suites")}),
+    Case("exit_at_import", "template"),
+    Case("forge_reply_channel", "template"),
+    Case("forge_huge_reply", "template", limits=HANG_LIMITS),
+    Case("search_disk_for_reference", "template",
+         skip={UNPRIVILEGED: SEES_FILES.format("read the reference if the kit is world-readable"),
+               PROCESS: SAME_USER.format("read the reference")}),
+    Case("leak_hidden_tests", "reference",
+         skip={UNPRIVILEGED: SEES_FILES.format("read the hidden suites if the kit is world-readable"),
+               PROCESS: SAME_USER.format("read the hidden suites")}),
+    # Hanging.
+    Case("loop_at_import", "template", limits=HANG_LIMITS),
+    Case("sleep_at_import", "template", limits=HANG_LIMITS),
+    Case("loop_in_backward", "reference", limits=HANG_LIMITS),
+    Case("sleep_in_backward", "reference", limits=HANG_LIMITS),
+    # Exhausting resources.
+    Case("memory_hog", "reference"),
+    Case("fork_flood", "reference", uid=True),
+    Case("daemon_grandchild", "reference", uid=True),
+    Case("output_flood_stdout", "reference"),
+    Case("output_flood_stderr_binary", "reference"),
+    Case("huge_exception", "reference", limits=HANG_LIMITS),
+    # Attacking the grader and its machine.
+    Case("kill_parent", "reference", uid=True, skip={PROCESS: SAME_USER.format("kill the grader")}),
+    Case("killpg_own_group", "reference"),
+    Case("kill_everything", "reference", uid=True,
+         skip={PROCESS: SAME_USER.format("kill(-1) the grader and all its user's processes")}),
+    Case("read_environment", "reference"),
+    Case("read_environment", "reference", via="subprocess", uid=True,
+         skip={PROCESS: ROOT_READS_ALL} if AS_ROOT else {}),
+    Case("snoop_grader", "reference", uid=True, skip={PROCESS: ROOT_READS_ALL} if AS_ROOT else {}),
+    Case("network", "reference", skip={UNPRIVILEGED: NETWORK, PROCESS: NETWORK}),
+    Case("write_outside_tmp", "reference", writes=True, uid=True,
+         skip={PROCESS: SAME_USER.format("write wherever the grader can")}),
+    Case("append_to_grader", "reference", writes=True, uid=True,
+         skip={PROCESS: SAME_USER.format("append to the kit's files")}),
+    Case("notebook_magics", "template"),
+    Case("symlink_to_reference", "template"),
+    # Crashing.
+    Case("keyboard_interrupt", "reference"),
+    Case("recursion_crash", "reference"),
+    Case("poison_json", "reference"),
+    Case("inherited_fds", "reference"),
+]
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def isolation_for(level):
+    try:
+        return sandbox.detect(level)
+    except sandbox.IsolationUnavailable as error:
+        pytest.skip(f"the {level} level is not available on this machine: {error}")
+
+
+def tracked_files():
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=KIT, capture_output=True, check=False)
+    if listed.returncode != 0:  # not a git checkout: the kit's own folders
+        return sorted(p for folder in ("grader", "reference", "student_template") for p in (KIT / folder).rglob("*")
+                      if p.is_file() and "__pycache__" not in p.parts)
+    return [KIT / name for name in listed.stdout.decode().split("\0") if name]
+
+
+def fingerprint():
+    prints = {}
+    for path in tracked_files():
+        try:
+            prints[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            prints[path] = None
+    return prints
+
+
+def processes_with(marker):
+    """(pid, command line) of every process whose command line holds `marker`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as cmdline:
+                text = cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in text:
+            found.append((int(name), text[:200]))
+    return found
+
+
+def survivors(markers, seconds=5.0):
+    """Processes still holding one of `markers` after `seconds` (killed, then reported)."""
+    if not os.path.isdir("/proc"):
+        return []
+    deadline = time.monotonic() + seconds
+    while True:
+        left = [p for marker in markers for p in processes_with(marker)]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pid, _ in left:  # do not leave them running, even when the test fails
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
+
+
+def strings_in(document):
+    if isinstance(document, str):
+        yield document
+    elif isinstance(document, dict):
+        for key, value in document.items():
+            yield from strings_in(key)
+            yield from strings_in(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from strings_in(value)
+
+
+@functools.lru_cache(maxsize=None)
+def hidden_code_lines():
+    """Code lines of the hidden suites (their docstrings are shown as test names by design)."""
+    lines = set()
+    for path in sorted(HIDDEN_SUITES.glob("*.py")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            line = line.strip()
+            if len(line) >= 24 and not line.startswith(("#", '"', "'")) and any(c in line for c in "=(["):
+                lines.add(line)
+    return lines
+
+
+class Listener:
+    """A TCP listener on the grading machine's loopback that counts connections."""
+
+    def __init__(self):
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(8)
+        self.socket.settimeout(0.2)
+        self.port = self.socket.getsockname()[1]
+        self.accepted = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    def _accept(self):
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.socket.accept()
+                self.accepted += 1
+                connection.close()
+            except OSError:
+                pass
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(timeout=2)
+        self.socket.close()
+
+
+# -------------------------------------------------------------- the run
+
+
+@dataclass
+class Outcome:
+    level: str
+    marker: str
+    documents: list  # Gradescope (en, zh) and Classroom (en) results
+    printed: str
+    problem: str
+    elapsed: float
+    out_dir: Path
+
+
+def build_submission(case, folder, values):
+    """The base (template or reference) with the payload appended, placeholders filled."""
+    def fill(text):
+        for key, value in values.items():
+            text = text.replace(f"@@{key}@@", str(value))
+        return text
+
+    if case.name == "symlink_to_reference":
+        # A student repository can hold a symbolic link to where the kit lives on
+        # the grading machine: the trusted side must not read through it.
+        link = folder / "tiny_autograd.py"
+        link.symlink_to(BASES["reference"])
+        return folder
+    if case.name == "notebook_magics":
+        notebook = json.loads(TEMPLATE_NOTEBOOK.read_text(encoding="utf-8"))
+        hostile = json.loads(fill((HOSTILE / "notebook_magics.ipynb").read_text(encoding="utf-8")))
+        notebook["cells"] += hostile["cells"]
+        path = folder / "tiny_autograd.ipynb"
+        path.write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
+        return path
+    payload = fill((HOSTILE / f"{case.name}.py").read_text(encoding="utf-8"))
+    path = folder / "tiny_autograd.py"
+    path.write_text(BASES[case.base].read_text(encoding="utf-8") + "\n\n" + payload, encoding="utf-8")
+    return path
+
+
+def run_case(case, level, tmp_path, monkeypatch, grade_submission):
+    isolation = isolation_for(level)
+    marker = f"hostile-{uuid.uuid4().hex[:16]}"
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    source_dir = tmp_path / "submission"
+    source_dir.mkdir()
+    listener = Listener() if case.name == "network" else None
+    values = {"MARKER": marker, "OUT_DIR": out_dir, "KIT": KIT, "PORT": listener.port if listener else 0,
+              "FORK_CAP": 2000 if level != PROCESS else 20}
+    submission = build_submission(case, source_dir, values)
+    monkeypatch.setenv("GRADER_TEST_SECRET", SECRET)
+    before = fingerprint() if case.writes else None
+    started = time.monotonic()
+    try:
+        if case.via == "grade":
+            result = grade_submission(submission, suite="public", limits=case.limits, isolation=isolation)
+            documents = [results.gradescope(result, "en"), results.gradescope(result, "zh"), results.classroom(result, "en")]
+            printed, problem = result.printed, (result.problem or {}).get("en", "")
+        else:
+            documents = run_cli(case, level, submission, out_dir, monkeypatch)
+            printed, problem = documents[0]["output"], ""
+    finally:
+        elapsed = time.monotonic() - started
+        if listener:
+            listener.close()
+    outcome = Outcome(level, marker, documents, printed, problem, elapsed, out_dir)
+    outcome.accepted_connections = listener.accepted if listener else 0
+    try:
+        check_guarantees(case, outcome, isolation)
+        if before is not None:
+            after = fingerprint()
+            changed = sorted(str(p.relative_to(KIT)) for p in before if before[p] != after.get(p))
+            assert not changed, f"the payload changed the kit's files: {changed}"
+    finally:
+        undo_damage(marker)
+    return outcome
+
+
+def run_cli(case, level, submission, out_dir, monkeypatch):
+    """Grade through the command line: the results file is what is checked."""
+    out = out_dir / "results.json"
+    argv = ["grade", str(submission), "--suite", "public", "--out", str(out), "--quiet", "--lang", "en"]
+    if case.via == "cli":
+        monkeypatch.setenv("GRADER_ISOLATION", level)
+        assert cli.main(argv) == 0
+    else:
+        # A fresh grader process with the secret in its start-up environment, where
+        # /proc/<pid>/environ shows it to anyone allowed to read that process.
+        env = {**os.environ, "GRADER_ISOLATION": level, "GRADER_TEST_SECRET": SECRET}
+        done = subprocess.run([sys.executable, "-m", "grader", *argv], cwd=KIT, env=env,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    time.sleep(0.5)  # anything left behind would rewrite the results file by now
+    gradescope = json.loads(out.read_text(encoding="utf-8"))
+    return [gradescope]
+
+
+def check_guarantees(case, outcome, isolation):
+    documents = outcome.documents
+    gradescope = documents[0]
+    text = json.dumps(documents, ensure_ascii=False, allow_nan=False)
+
+    # A valid result, within the time budget, saying how it was isolated.
+    assert outcome.marker not in json.dumps(gradescope.get("extra_data", {})), "a forged results file"
+    tests = gradescope["tests"]
+    assert tests, "a result without tests"
+    assert all(t["status"] in ("passed", "failed") and 0 <= t["score"] <= t["max_score"] for t in tests)
+    assert gradescope["score"] == pytest.approx(sum(t["score"] for t in tests))
+    for document in documents[2:]:  # Classroom: the reporter sums tests[].score
+        assert document["tests"] and document["max_score"] >= 1
+    assert gradescope["extra_data"]["isolation"].startswith(f"{outcome.level}: ")
+    assert outcome.elapsed < case.limits.budget_seconds + case.limits.load_seconds + SLACK_SECONDS
+
+    # No more points than the honest code under the payload.
+    if case.base == "template":
+        assert gradescope["score"] == 0, f"the payload earned {gradescope['score']} points on the template"
+    else:
+        assert gradescope["score"] <= gradescope["extra_data"]["max_score"]
+
+    # No survivors: neither what the payload started nor this grader's workers.
+    left = survivors([outcome.marker, sandbox.staged_worker_dir()])
+    assert not left, f"processes survived the grading: {left}"
+
+    # Nothing planted next to the kit or the results.
+    planted = [p for folder in (KIT, KIT / "results", KIT / "grader" / "suites", *(KIT / "grader" / "suites").glob("*"),
+                                outcome.out_dir)
+               if folder.is_dir() for p in folder.iterdir() if outcome.marker in p.name]
+    assert not planted, f"the payload planted files: {planted}"
+
+    # No secret, no hidden tests, no escapes, capped output.
+    assert SECRET not in text, "the grader's secret reached the results"
+    assert "BEGIN SOLUTION" not in text, "the reference's source reached the results"
+    leaked = [line for line in hidden_code_lines() if line in text]
+    assert not leaked, f"hidden-test source reached the results: {leaked[:3]}"
+    for document in documents:
+        for string in strings_in(document):
+            assert not any(ord(c) < 32 and c not in "\n\t" for c in string), f"a control character in {string[:80]!r}"
+    assert len(outcome.printed) <= OUTPUT_CAP_BYTES + 200
+    assert all(len(t["output"]) <= TEST_OUTPUT_CAP for t in tests), max(len(t["output"]) for t in tests)
+
+    CHECKS.get(case.name, lambda outcome: None)(outcome)
+
+
+def undo_damage(marker):
+    """If a payload got through, leave the machine as it was (the test has failed already)."""
+    for path in tracked_files():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if marker in text:
+            path.write_text(text.replace(f"\n# {marker}\n", ""), encoding="utf-8")
+    for folder in (KIT, KIT / "results", *(KIT / "grader" / "suites").glob("*"), Path("/tmp"), Path("/var/tmp"),
+                   Path("/dev/shm")):
+        if folder.is_dir():
+            for path in folder.glob(f"*{marker}*"):
+                path.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------ per-case checks
+
+
+def _printed_lines(outcome, needle):
+    return [line for line in outcome.printed.splitlines() if outcome.marker in line and needle in line]
+
+
+def check_fork_flood(outcome):
+    [line] = _printed_lines(outcome, "fork flood")
+    counts = dict(part.split("=") for part in line.split()[-2:])
+    if outcome.level == PROCESS:
+        assert int(counts["started"]) <= 20  # bounded only by the payload's own cap
+    else:
+        # RLIMIT_NPROC holds for a non-root uid: the flood is refused early.
+        assert counts["refused"] == "EAGAIN" and int(counts["started"]) <= Limits().processes
+
+
+def check_hang_at_import(outcome):
+    assert "timed out" in outcome.problem
+
+
+def check_hang_in_backward(outcome):
+    reasons = " ".join(t["output"] for t in outcome.documents[0]["tests"])
+    assert "timed out" in reasons and "time budget" in reasons
+
+
+def check_crash(outcome):
+    reasons = " ".join(t["output"] for t in outcome.documents[0]["tests"])
+    assert "SIGSEGV" in reasons
+
+
+def check_kill_parent(outcome):
+    assert not _printed_lines(outcome, "sent SIG"), "a signal reached the grader"
+
+
+def check_network(outcome):
+    assert outcome.accepted_connections == 0
+    assert not _printed_lines(outcome, "connected to")
+
+
+def check_write_outside(outcome):
+    places = [outcome.out_dir, KIT]
+    if outcome.level == BUBBLEWRAP:
+        places += [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
+    escaped = [p for folder in places if folder.is_dir() for p in folder.glob(f"escape-{outcome.marker}")]
+    assert not escaped, f"the worker wrote outside its own /tmp: {escaped}"
+
+
+def check_notebook(outcome):
+    assert not list(outcome.out_dir.glob("magic-*")), "a shell or magic line of the notebook ran"
+
+
+def check_symlink(outcome):
+    assert "link" in outcome.problem
+
+
+def check_fds(outcome):
+    targets = [line.split("->", 1)[1].strip() for line in _printed_lines(outcome, "->")]
+    assert targets, "the payload did not run"
+    assert all(t.startswith(("pipe:", "/dev/null", "/proc/")) for t in targets), targets
+
+
+CHECKS = {
+    "fork_flood": check_fork_flood,
+    "loop_at_import": check_hang_at_import,
+    "sleep_at_import": check_hang_at_import,
+    "loop_in_backward": check_hang_in_backward,
+    "sleep_in_backward": check_hang_in_backward,
+    "recursion_crash": check_crash,
+    "kill_parent": check_kill_parent,
+    "network": check_network,
+    "write_outside_tmp": check_write_outside,
+    "notebook_magics": check_notebook,
+    "symlink_to_reference": check_symlink,
+    "inherited_fds": check_fds,
+}
+
+
+# ------------------------------------------------------------------ tests
+
+
+def test_the_corpus_has_one_case_per_payload_file():
+    payloads = {p.stem for p in HOSTILE.iterdir() if p.suffix in (".py", ".ipynb")}
+    named = {case.name for case in CASES} - {"symlink_to_reference"}
+    assert payloads == named
+    assert len({(c.name, c.via) for c in CASES}) >= 20
+
+
+def _matrix():
+    for case in CASES:
+        for level in case.levels():
+            marks = [pytest.mark.skip(reason=f"{case} at the {level} level: {case.skip[level]}")] \
+                if level in case.skip else []
+            yield pytest.param(case, level, id=f"{case}-{level}", marks=marks)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the corpus uses /proc to find survivors (Linux)")
+@pytest.mark.parametrize(("case", "level"), _matrix())
+def test_hostile_submission_is_contained(case, level, tmp_path, monkeypatch, grade_submission):
+    run_case(case, level, tmp_path, monkeypatch, grade_submission)

@@ -118,9 +118,12 @@ def split_code(source):
     starts, names = [], []
     for node in body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name != "_leaf_backward":
-            start = node.lineno - 1
-            while start > 0 and lines[start - 1].lstrip().startswith("#"):
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+            # Comments above a definition (even after a blank line) introduce it.
+            while start > 0 and (not lines[start - 1].strip() or lines[start - 1].lstrip().startswith("#")):
                 start -= 1
+            while not lines[start].strip():
+                start += 1
             starts.append(start)
             names.append(node.name)
     first = body[0].lineno - 1

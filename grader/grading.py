@@ -59,6 +59,12 @@ def run_suite(engine, suite, report_file, quiet=True):
         "--rootdir", str(SUITES_DIR),
         "-p", "no:cacheprovider",
         "-q",
+        # Plain Python tracebacks: pytest's default style parses the source of every
+        # frame of every failure, which was half the time of grading a wrong submission.
+        "--tb=native",
+        # Suites check through engine.check, not bare asserts: skip assertion
+        # rewriting, which re-parses every module when bytecode is not cached.
+        "--assert=plain",
         "--json-report-file=none",
         "--json-report-omit", "collectors", "log", "warnings",
     ]
@@ -83,7 +89,7 @@ def grade(path, suite="public", report_file=None, limits=None, isolation=None, o
     prepared = prepare(path)
     workdir = Path(tempfile.mkdtemp(prefix="grader-"))
     try:
-        problem, notes, worker = _start(prepared, workdir, limits, isolation)
+        problem, notes, worker = start_worker(prepared, workdir, limits, isolation)
         engine = Engine(worker, oracle or default_oracle(), locate=prepared.where)
         report_file = report_file or workdir / "report.json"
         try:
@@ -104,7 +110,7 @@ def grade(path, suite="public", report_file=None, limits=None, isolation=None, o
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _start(prepared, workdir, limits, isolation):
+def start_worker(prepared, workdir, limits, isolation):
     """(problem, notes, worker): a running worker, or a DeadWorker and the reason."""
     if prepared.problem:
         problem = {"en": prepared.problem.en, "zh": prepared.problem.zh}

@@ -54,7 +54,7 @@ class Prepared:
 def prepare(path):
     path = Path(path)
     if not path.exists():
-        return _fail(path, f"{path}: no such file or folder.", f"{path}：文件或文件夹不存在。")
+        return _fail(path, f"{path}: no such file or folder", f"{path}：文件或文件夹不存在")
     handed_in = path if path.is_dir() else path.parent
     if path.is_dir():
         chosen, problem = _choose_in_folder(path)

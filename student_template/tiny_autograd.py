@@ -23,6 +23,16 @@ PyTorch 里的 ``loss.backward()`` 一行就算出所有参数的梯度。这个
 """
 
 import math
+import numbers
+
+
+def _as_float(x, who):
+    """x 作为 float；不是数字就给出清楚的错误 / x as a float, or a clear error naming x."""
+    if type(x) is float:  # 最常见的情况，最快 / the common case first
+        return x
+    if isinstance(x, numbers.Real) and not isinstance(x, bool):
+        return float(x)
+    raise TypeError(f"{who}(...) 需要一个数字 / {who}(...) needs a number, got {x!r} ({type(x).__name__})")
 
 
 def _leaf_backward():
@@ -46,18 +56,7 @@ class Value:
     __slots__ = ("data", "grad", "_parents", "_backward", "op")
 
     def __init__(self, data, _parents=(), op=""):
-        if isinstance(data, Value):
-            raise TypeError(
-                f"Value(...) 需要一个普通数字，不是另一个 Value / "
-                f"Value(...) needs a plain number, not a Value: {data!r}"
-            )
-        try:
-            self.data = float(data)
-        except (TypeError, ValueError):
-            raise TypeError(
-                f"Value(...) 需要一个数字 / Value(...) needs a number, "
-                f"got {data!r} ({type(data).__name__})"
-            ) from None
+        self.data = _as_float(data, "Value")
         self.grad = 0.0
         self._parents = _parents
         self._backward = _leaf_backward
@@ -97,6 +96,11 @@ class Value:
             raise TypeError(
                 f"指数只能是常数 (int/float) / the exponent must be a constant "
                 f"int or float, got {k!r} ({type(k).__name__})"
+            )
+        if self.data < 0 and not float(k).is_integer():
+            raise ValueError(
+                f"负数的非整数次幂是复数 / a negative base with a fractional exponent is "
+                f"complex: {self.data!r} ** {k!r}"
             )
         out = Value(self.data**k, (self,), f"**{k}")
 
@@ -226,8 +230,8 @@ class Dual:
     __slots__ = ("val", "der")
 
     def __init__(self, val, der=0.0):
-        self.val = float(val)
-        self.der = float(der)
+        self.val = _as_float(val, "Dual")
+        self.der = _as_float(der, "Dual")
 
     def __repr__(self):
         return f"Dual(val={self.val:.4g}, der={self.der:.4g})"

@@ -234,8 +234,8 @@ def assert_gradients_exact(engine, sympy_gradient, f, point):
 @settings(derandomize=True, max_examples=20, deadline=None, database=None)
 @given(data=st.data())
 def test_each_op_passes_the_exact_gradient_times_the_upstream_gradient(engine, sympy_gradient, op, data):
-    """For every op, backward() of c2 · op(a, b, c) gives c2 · ∂op/∂a (and ∂op/∂b) exactly,
-    also when both operands are the same Value (x op x)."""
+    """For every op and an upstream factor u, backward() of op(a, b, c) · u gives u · ∂op/∂a
+    (and u · ∂op/∂b) exactly, also when both operands are the same Value (x op x)."""
     a = data.draw(LEAVES, label="a")
     same_leaf = op.arity == 2 and data.draw(st.booleans(), label="same leaf for a and b")
     b = a if same_leaf or op.arity == 1 else data.draw(LEAVES, label="b")

@@ -4,7 +4,7 @@ Hypothesis is derandomized with fixed example counts so a submission gets the
 same tests, and the same feedback, on every run.
 """
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile(
     "grading",
@@ -12,6 +12,8 @@ settings.register_profile(
     database=None,
     deadline=None,
     max_examples=25,
+    # No shrinking: the engine shrinks failing programs itself, with bounded cost.
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
     print_blob=False,
     suppress_health_check=list(HealthCheck),
 )

@@ -44,6 +44,8 @@ from grader.worker_client import Limits
 GRADER_DIR = Path(__file__).resolve().parent
 KIT_ROOT = GRADER_DIR.parent
 WATCHDOG_MARGIN_SECONDS = 120.0  # beyond the submission's own limits
+# The grader's files that decide a result (caches such as .hypothesis/ do not).
+FINGERPRINTED = (".py", ".toml", ".json", ".ini", ".cfg", ".txt")
 
 
 @dataclass
@@ -128,7 +130,11 @@ def grader_fingerprint(suite, lang, limits):
     recordings it answers from, the suite, the language and the limits."""
     digest = hashlib.sha256()
     digest.update(json.dumps({"suite": suite, "lang": lang, "limits": asdict(limits)}, sort_keys=True).encode())
-    files = [p for p in sorted(GRADER_DIR.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    files = [
+        p for p in sorted(GRADER_DIR.rglob("*"))
+        if p.is_file() and p.suffix in FINGERPRINTED
+        and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(GRADER_DIR).parts)
+    ]
     reference = KIT_ROOT / "reference" / "tiny_autograd.py"
     if reference.is_file():
         files.append(reference)

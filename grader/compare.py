@@ -424,9 +424,8 @@ def _apply_hint(explain, diagnosis, hint, number):
 def _semantic_cause(explain, who, rule_id, number, extra=None):
     rule = explain.catalog.rule(rule_id)
     calls = explain.history(number)
-    name = "backward()" if who == "backward" else "zero_grad()"
-    en = f"{name} broke a rule: {rule['en']}"
-    zh = f"{name} 违反了规则：{rule['zh']}"
+    en = f"Rule broken: {rule['en']}"
+    zh = f"违反的规则：{rule['zh']}"
     if extra:
         en, zh = f"{en} {extra['en']}", f"{zh}{extra['zh']}"
     if calls:
@@ -700,11 +699,15 @@ def _dual_finding(explain, number, want, have, wrong):
     desc = explain.describe_node(first)
     inputs = graph.inputs_of(first)
     inputs_en = ", ".join(f"n{i} (val {show(want[i][0])}, der {show(want[i][1])})" for i in inputs)
+    where_en, where_zh = f"the derivative part of Dual's `{op}`", f"Dual 的 `{op}` 的导数部分"
+    if label == "Dual.lift":
+        numbers = ", ".join(show(a) for a in step[2:] if not isinstance(a, str)) if step[0] == "op" else ""
+        where_en = f"how Dual lifts the plain number {numbers} it is given" if numbers else "how Dual lifts numbers"
+        where_zh = f"Dual 如何提升普通数字 {numbers}" if numbers else "Dual 如何提升普通数字"
     cause = T(f"The first wrong one is n{first}.der of {desc}: expected {show(want[first][1])}, "
-              f"got {show(have[first][1])}, while its inputs {inputs_en} are right: check the derivative part "
-              f"of Dual's `{op}`.",
+              f"got {show(have[first][1])}, while its inputs {inputs_en} are right: check {where_en}.",
               f"第一个出错的是 {desc} 的 der：应为 {show(want[first][1])}，实际是 {show(have[first][1])}，"
-              f"而它的输入 {inputs_en} 都是对的：请检查 Dual 的 `{op}` 的导数部分。")
+              f"而它的输入 {inputs_en} 都是对的：请检查{where_zh}。")
     local = explain.catalog.local.get(label)
     if local:
         cause = T(f"{cause['en']} The rule: {local['en']}", f"{cause['zh']}正确的规则：{local['zh']}")

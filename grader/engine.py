@@ -128,7 +128,9 @@ class Engine:
             limits = dataclasses.replace(
                 self.worker.limits,
                 call_seconds=min(self.worker.limits.call_seconds, SHRINK_CALL_SECONDS),
-                budget_seconds=SHRINK_BUDGET_SECONDS,
+                # Never more than the submission's own budget: a hostile submission
+                # must not buy itself extra time through its failures.
+                budget_seconds=min(SHRINK_BUDGET_SECONDS, self.worker.limits.budget_seconds),
             )
             self._shrink_worker = Worker(self.worker.submission_file, limits, self.worker.isolation)
             self._own_shrink_worker = True

@@ -56,8 +56,9 @@ WORDS = {
 
 
 def esc(text):
-    """Escape for HTML text and attributes; '/' too, so no data can form a URL."""
-    return html.escape(str(text), quote=True).replace("/", "&#47;")
+    """Escape for HTML text and attributes; also '/', ':' and '=' (which display the
+    same), so that nothing a submission printed can form a URL or an attribute."""
+    return html.escape(str(text), quote=True).replace("/", "&#47;").replace(":", "&#58;").replace("=", "&#61;")
 
 
 def both(en, zh, tag="span"):

@@ -27,6 +27,7 @@ rather than grading with less than was asked.
 """
 
 import atexit
+import dataclasses
 import functools
 import json
 import os
@@ -42,9 +43,10 @@ from pathlib import Path
 
 WORKER_DIR = Path(__file__).resolve().parent / "worker"
 NOBODY = 65534
-# Throwaway uids of the unprivileged level: THROWAWAY_UIDS + n, n < 65536. A range no
-# distribution, systemd or container tool hands out (those stay below 0x70000000).
+# Throwaway uids of the unprivileged level: THROWAWAY_UIDS + n, n < THROWAWAY_COUNT.
+# A range no distribution, systemd or container tool hands out (they stay below 0x70000000).
 THROWAWAY_UIDS = 0x7A000000
+THROWAWAY_COUNT = 1 << 24
 SYSTEM_PYTHON = "/usr/bin/python3"
 TMPFS_BYTES = 64 * 1024 * 1024  # the private /tmp of a bubblewrap worker
 LEVELS = ("bubblewrap", "unprivileged", "process")
@@ -73,7 +75,22 @@ def drop_privileges(uid):
 
 
 def throwaway_uid():
-    return THROWAWAY_UIDS + secrets.randbelow(1 << 16)
+    """A uid no running process has: concurrent workers can neither signal nor
+    trace each other, and each has its own RLIMIT_NPROC count."""
+    in_use = set()
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            in_use.add(os.stat(f"/proc/{name}").st_uid)
+        except OSError:
+            pass
+    while True:
+        uid = THROWAWAY_UIDS + secrets.randbelow(THROWAWAY_COUNT)
+        if uid not in in_use:
+            return uid
+
+
+def is_throwaway(uid):
+    return isinstance(uid, int) and THROWAWAY_UIDS <= uid < THROWAWAY_UIDS + THROWAWAY_COUNT
 
 
 class IsolationUnavailable(RuntimeError):
@@ -114,11 +131,13 @@ def detect(requested="auto"):
             continue
         isolation, why = probe()
         if isolation is not None:
+            if reasons:  # say why the stronger levels did not work
+                isolation = dataclasses.replace(isolation, notes="; ".join(reasons + [isolation.notes]))
             return isolation
         if requested == level:
             raise IsolationUnavailable(f"{level} isolation was requested but {why}")
         reasons.append(why)
-    return _process_level(reasons[0] if reasons else "")
+    return _process_level("; ".join(reasons))
 
 
 @functools.lru_cache(maxsize=None)
@@ -156,7 +175,7 @@ def _unprivileged_level():
         return None, "setpriv is not installed"
     python = SYSTEM_PYTHON if os.path.exists(SYSTEM_PYTHON) else sys.executable
     worker_dir = staged_worker_dir()
-    if not _runs(drop_privileges(throwaway_uid()) + [python, "-I", "-c", _PROBE % worker_dir], "/"):
+    if not _runs(drop_privileges(throwaway_uid()) + [python, "-I", "-B", "-c", _PROBE % worker_dir], "/"):
         return None, f"an unprivileged uid cannot run {python} on the worker"
     layers = ["own throwaway uid", "no-new-privs", "no capabilities", "orphan sweep"]
     why = "no namespaces here: the worker still sees the file system and the network"
@@ -249,7 +268,7 @@ def worker_environment(token):
     return {**SAFE_ENVIRONMENT, TOKEN_VARIABLE: token}
 
 
-def bubblewrap_command(isolation, worker_dir, submission_dir, python_args):
+def bubblewrap_command(isolation, worker_dir, submission_dir, python_args, uid=None):
     command = [
         "bwrap",
         "--die-with-parent",
@@ -283,27 +302,33 @@ def bubblewrap_command(isolation, worker_dir, submission_dir, python_args):
     if submission_dir is not None:
         command += ["--ro-bind", str(submission_dir), "/submission"]
     if isolation.run_as is not None:
-        command += drop_privileges(_uid(isolation))
+        command += drop_privileges(uid if uid is not None else worker_uid(isolation))
     elif os.geteuid() == 0:
         command += ["--cap-drop", "ALL"]
-    return command + [isolation.python, "-I", *python_args]
+    return command + [isolation.python, "-I", "-B", *python_args]
 
 
-def _uid(isolation):
+def worker_uid(isolation):
+    """The uid the next worker runs as (None: the grader's own), chosen afresh for throwaway uids."""
+    if isolation.run_as is None:
+        return None
     return throwaway_uid() if isolation.run_as == "throwaway" else int(isolation.run_as)
 
 
-def worker_command(isolation, submission_file, reply_fd, limits_json, module_name="tiny_autograd"):
-    """(argv, cwd) that start a worker for `submission_file` (a prepared .py file in its own folder)."""
+def worker_command(isolation, submission_file, reply_fd, limits_json, module_name="tiny_autograd", uid=None):
+    """(argv, cwd) that start a worker for `submission_file` (a prepared .py file in its own folder),
+    as `uid` (default: `worker_uid(isolation)`)."""
     submission_file = Path(submission_file)
     worker_dir = staged_worker_dir()
+    if uid is None:
+        uid = worker_uid(isolation)
     if isolation.level == "bubblewrap":
         inside = f"/submission/{submission_file.name}"
         args = ["/grader-worker/main.py", inside, module_name, str(reply_fd), limits_json]
-        return bubblewrap_command(isolation, worker_dir, submission_file.parent, args), None
+        return bubblewrap_command(isolation, worker_dir, submission_file.parent, args, uid), None
     args = [os.path.join(worker_dir, "main.py"), str(submission_file), module_name, str(reply_fd), limits_json]
-    prefix = drop_privileges(_uid(isolation)) if isolation.run_as is not None else []
-    return [*prefix, isolation.python, "-I", *args], str(submission_file.parent)
+    prefix = drop_privileges(uid) if uid is not None else []
+    return [*prefix, isolation.python, "-I", "-B", *args], str(submission_file.parent)
 
 
 # ------------------------------------------------------- the grader's side
@@ -374,6 +399,19 @@ def process_table():
     return table
 
 
+def my_children():
+    """The pids of this process's children (Linux: /proc/self/task/*/children)."""
+    try:
+        pids = set()
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as children:
+                pids.update(int(pid) for pid in children.read().split())
+        return pids
+    except (OSError, ValueError):
+        me = os.getpid()
+        return {info.pid for info in process_table().values() if info.ppid == me}
+
+
 def _read_stat(pid):
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
@@ -385,6 +423,25 @@ def _read_stat(pid):
         return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
     except (IndexError, ValueError):
         return None
+
+
+def _owner(pid):
+    """The owner of /proc/PID: the process's uid (root for one that made itself non-dumpable)."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+
+
+def _real_uid(pid):
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _has_token(pid, marker):
@@ -416,18 +473,26 @@ def _signal(info, number):
             os.close(fd)
 
 
-def sweep(worker_pid, token, born_after, spare=(), rounds=20):
+def sweep(worker_pid, token, born_after, spare=(), uid=None, group_stopped=False, rounds=20):
     """Kill the worker `worker_pid` and every process it left behind; returns how many.
 
-    Found by: its session and process group, descent from it, the marker
-    `token` in the environment (an exec with a new environment drops it), and,
-    when this process is a subreaper, children adopted from it since `born_after`
-    (boot clock ticks) that are not in `spare`. Everything found is stopped first
-    (a stopped process cannot fork) and then killed, until a scan finds nothing new.
+    Found by: its session and process group, descent from it, and, when this
+    process is a subreaper, children adopted from it: born since
+    `born_after` (boot clock ticks), outside our own session, owned by the
+    worker's uid, and not in `spare` (our own children that are not this
+    worker's); when it is not, the marker `token` in the environment (an exec
+    with a new environment drops it). With a throwaway `uid` (the unprivileged
+    level), every process of that uid is the worker's. Everything found is stopped
+    first (a stopped process cannot fork) and then killed, until a scan finds
+    nothing new; `group_stopped` says the caller has stopped the worker's process
+    group already, so that a scan finding nothing else needs no second look.
     Linux only; elsewhere the caller's process-group kill is all there is."""
     me = os.getpid()
+    my_session = os.getsid(0)
     marker = f"{TOKEN_VARIABLE}={token}".encode()
     adopt = "subreaper" in _protections
+    owner = os.getuid() if uid is None else uid
+    throwaway = is_throwaway(uid)
     found = {}
     for _ in range(rounds):
         table = process_table()
@@ -440,7 +505,10 @@ def sweep(worker_pid, token, born_after, spare=(), rounds=20):
                 continue
             if info.pid == worker_pid or worker_pid in (info.pgid, info.sid):
                 new[info.pid] = info
-            elif adopt and info.ppid == me and info.start >= born_after and info.pid not in spare:
+            elif throwaway and _owner(info.pid) == uid:
+                new[info.pid] = info
+            elif adopt and info.ppid == me and info.start >= born_after and info.pid not in spare \
+                    and info.sid != my_session and _real_uid(info.pid) == owner:
                 new[info.pid] = info
         # Descendants of anything found (children not yet re-parented).
         grew = True
@@ -451,14 +519,20 @@ def sweep(worker_pid, token, born_after, spare=(), rounds=20):
                         and (info.ppid in roots or info.ppid in new):
                     new[info.pid] = info
                     grew = True
-        for info in table.values():
-            if info.pid not in new and info.pid not in found and info.pid != me and _has_token(info.pid, marker):
-                new[info.pid] = info
+        if not adopt:
+            # Without a subreaper, detached orphans went to init: look for the marker
+            # in environments (slower: one more file per process).
+            for info in table.values():
+                if info.pid not in new and info.pid not in found and info.pid != me \
+                        and _has_token(info.pid, marker):
+                    new[info.pid] = info
         if not new:
             break
         for info in new.values():
             _signal(info, signal.SIGSTOP)
         found.update(new)
+        if group_stopped and all(info.pgid == worker_pid for info in new.values()):
+            break  # all of them were stopped before the scan: none can have forked since
     for info in found.values():
         _signal(info, signal.SIGKILL)
     _reap([info for info in found.values() if info.ppid == me and info.pid != worker_pid])

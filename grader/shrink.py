@@ -222,8 +222,9 @@ class Shrinker:
     def _candidates(self, steps, finding):
         extra = self._extra_roots(steps, finding)
         yield from self._drop_calls(steps, extra)
-        yield from self._reroot(steps, finding, extra)
         yield from self._leafify(steps, finding, extra)
+        yield from self._hoist(steps, finding, extra)
+        yield from self._reroot(steps, finding, extra)
         yield from self._shorten_zero_grad(steps, extra)
         yield from self._simplify_numbers(steps, extra)
 
@@ -284,6 +285,18 @@ class Shrinker:
             changed[positions[n]] = ["dual", data, second] if is_dual else ["value", data]
             yield self._collected(changed, extra)[0]
 
+    def _hoist(self, steps, finding, extra):
+        """Use an op's input in its place (x instead of x + y): the op disappears."""
+        positions = _node_positions(steps)
+        inputs = _inputs(steps)
+        protected = set(finding.culprits) | extra
+        ops = [n for n, i in enumerate(positions) if steps[i][0] == "op" and n not in protected]
+        ops.sort(key=lambda n: (-len(_ancestors(steps, n)), n))
+        for n in ops:
+            for parent in dict.fromkeys(inputs[n]):
+                if _is_dual(steps, parent) == _is_dual(steps, n):
+                    yield self._collected(_substitute(steps, n, parent), {_shift(e, n, parent) for e in extra})[0]
+
     def _shorten_zero_grad(self, steps, extra):
         for i, step in enumerate(steps):
             if step[0] == "zero_grad" and len(step[1]) > 1:
@@ -306,6 +319,33 @@ class Shrinker:
                         changed[i] = list(step)
                         changed[i][field] = nicer
                         yield changed
+
+
+def _shift(node, removed, replacement):
+    if node == removed:
+        return replacement
+    return node - 1 if node > removed else node
+
+
+def _substitute(steps, removed, replacement):
+    """The program without node `removed`, every use of it reading `replacement` instead."""
+    result, node = [], 0
+    mapping = {}
+    for step in steps:
+        if step[0] in NODE_KINDS:
+            if node != removed:
+                mapping[node] = len(mapping)
+            node += 1
+    mapping[removed] = mapping[replacement]
+    node = 0
+    for step in steps:
+        if step[0] in NODE_KINDS:
+            if node != removed:
+                result.append(_renumber(step, mapping))
+            node += 1
+        else:
+            result.append(_renumber(step, mapping))
+    return result
 
 
 def _is_dual(steps, node):

@@ -12,6 +12,7 @@ import re
 import sys
 import unicodedata
 
+NO_LINE_START = set("，。；：！？、）」』》,.;:!?)")
 WIDTH = 80
 SHOWN_FAILURES = 3
 CODE_LINES = 12
@@ -37,28 +38,37 @@ def width(text):
 
 
 def wrap(text, limit=WIDTH, indent="", subsequent=None):
-    """Greedy wrapping by display width: breaks at spaces, or between CJK characters."""
+    """Greedy wrapping by display width: breaks at spaces, or between CJK characters;
+    closing punctuation never starts a line (the word before it moves down with it)."""
     subsequent = indent if subsequent is None else subsequent
-    lines, current, room = [], indent, limit - width(indent)
+    lines, words = [], []  # words: the tokens of the current line
+
+    def room(prefix):
+        return limit - width(prefix + "".join(words))
+
+    prefix = indent
     for token in TOKENS.findall(" ".join(text.split())):
         if token.isspace():
-            if current.strip():
-                current, room = current + " ", room - 1
+            if words:
+                words.append(" ")
             continue
         while width(token) > limit - width(subsequent):  # a token longer than a line: cut it
-            if room <= 0 or current.strip():
-                lines.append(current.rstrip())
-                current, room = subsequent, limit - width(subsequent)
-            head = _cut(token, room)
-            lines.append(current + head)
+            if words:
+                lines.append((prefix + "".join(words)).rstrip())
+                prefix, words = subsequent, []
+            head = _cut(token, room(prefix))
+            lines.append(prefix + head)
             token = token[len(head):]
-            current, room = subsequent, limit - width(subsequent)
-        if width(token) > room and current.strip():
-            lines.append(current.rstrip())
-            current, room = subsequent, limit - width(subsequent)
-        current, room = current + token, room - width(token)
-    if current.strip():
-        lines.append(current.rstrip())
+            prefix = subsequent
+        if width(token) > room(prefix) and words:
+            carried = []
+            if token in NO_LINE_START and len([w for w in words if not w.isspace()]) > 1:
+                carried = [words.pop()]
+            lines.append((prefix + "".join(words)).rstrip())
+            prefix, words = subsequent, carried
+        words.append(token)
+    if words:
+        lines.append((prefix + "".join(words)).rstrip())
     return lines
 
 

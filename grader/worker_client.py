@@ -24,8 +24,9 @@ MAX_REPLY_BYTES = 8 * 1024 * 1024
 OUTPUT_CAP_BYTES = 16 * 1024  # per worker, and for everything printed.
 MAX_MESSAGE = 400  # an error message from the worker, in characters
 MAX_NAME = 80  # a type or function name from the worker
-# Control characters (other than tab and newline) do not belong in a results file.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Control characters (other than tab and newline) do not belong in a results file,
+# nor do the bidirectional overrides that make text display other than it reads.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 @dataclass
@@ -114,6 +115,7 @@ class Worker:
         self._buffer = b""
         self._next_id = 0
         self._token = None  # marks this worker's processes, for the sweep
+        self._uid = None  # the uid the worker runs as (None: ours)
         self._born_after = 0
         self._spare = frozenset()  # our children that are not this worker's
         self.swept = 0  # processes the last stop() killed beyond the worker itself
@@ -128,18 +130,16 @@ class Worker:
         sweeping = self.isolation.level != "bubblewrap"
         sandbox.protect_grader(subreaper=sweeping)
         read_fd, write_fd = os.pipe()
+        self._uid = sandbox.worker_uid(self.isolation)
         command, cwd = sandbox.worker_command(
-            self.isolation, self.submission_file, write_fd, json.dumps(self.limits.for_worker())
+            self.isolation, self.submission_file, write_fd, json.dumps(self.limits.for_worker()), uid=self._uid
         )
         self._token = secrets.token_hex(8)
         if sweeping:
             self._born_after = sandbox.boot_ticks_now()
-            me = os.getpid()
-            self._spare = frozenset(
-                info.pid for info in sandbox.process_table().values() if info.ppid == me
-            )
+            self._spare = frozenset(sandbox.my_children())
         try:
-            self.process = subprocess.Popen(
+            process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -149,8 +149,12 @@ class Worker:
                 env=sandbox.worker_environment(self._token),
                 start_new_session=True,
             )
+        except BaseException:
+            os.close(read_fd)
+            raise
         finally:
             os.close(write_fd)
+        self.process = process
         with _LIVE_LOCK:
             _LIVE_WORKERS.add(self.process.pid)
         self.starts += 1
@@ -259,7 +263,8 @@ class Worker:
             _killpg(pid, signal.SIGSTOP)
             with _LIVE_LOCK:
                 spare = self._spare | (_LIVE_WORKERS - {pid})
-            self.swept = max(0, sandbox.sweep(pid, self._token, self._born_after, spare) - 1)
+            self.swept = max(0, sandbox.sweep(pid, self._token, self._born_after, spare, uid=self._uid,
+                                              group_stopped=True) - 1)
         # bubblewrap: pid 1 of the namespace dies with this group, and with it
         # every process inside, however it detached itself.
         _killpg(pid, signal.SIGKILL)

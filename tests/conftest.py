@@ -90,3 +90,38 @@ def grade_submission(reference_oracle):
             settings.load_profile(profile)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def graded_once(grade_submission):
+    """graded_once(path, suite) -> GradeResult, graded once per session and shared.
+
+    Only for files that do not change during the run (the reference, the
+    template, the mutants of tests/mutants.py). Callers must not modify the result.
+    """
+    cache = {}
+
+    def run(path, suite):
+        key = (str(path), suite)
+        if key not in cache:
+            cache[key] = grade_submission(path, suite=suite)
+        return cache[key]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def mutant_file(tmp_path_factory):
+    """mutant_file(mutant) -> the path of that mutant of the reference, written once per session."""
+    from mutants import mutant_source
+
+    folder = tmp_path_factory.mktemp("mutants")
+
+    def path_of(mutant):
+        path = folder / mutant.id / "tiny_autograd.py"
+        if not path.exists():
+            path.parent.mkdir()
+            path.write_text(mutant_source(mutant), encoding="utf-8")
+        return path
+
+    return path_of

@@ -125,7 +125,8 @@ def test_exception_at_import_gives_message_and_line(tmp_path, grade_submission):
 
 def test_exception_at_import_in_notebook_gives_cell_and_line(tmp_path, grade_submission):
     path = write(tmp_path / "hw.ipynb", notebook(REFERENCE_SOURCE, "print('hi')\nraise RuntimeError('not ready')\n"))
-    assert_nothing_graded(grade_submission(path, suite="public"), "RuntimeError", "not ready", "hw.ipynb, cell 3, line 2")
+    assert_nothing_graded(grade_submission(path, suite="public"),
+                          "RuntimeError", "not ready", "hw.ipynb, cell 3, line 2")
 
 
 @pytest.mark.parametrize("code", ["import sys\nsys.exit(3)\n", "raise SystemExit('bye')\n", "import os\nos._exit(0)\n"])

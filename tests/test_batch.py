@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import multiprocessing
+import shutil
 import subprocess
 import sys
 import time
@@ -56,7 +57,7 @@ def write_class(folder):
         header = f"# {student}\n"
         if layout == "file":
             path = folder / f"{student}.py"
-            path.write_bytes(content if isinstance(content, bytes) else (header + content).encode())
+            path.write_bytes(content if isinstance(content, bytes) else (header + content if content else "").encode())
         elif layout == "folder":
             (folder / student).mkdir()
             (folder / student / "tiny_autograd.py").write_text(header + content, encoding="utf-8")
@@ -66,7 +67,7 @@ def write_class(folder):
         kinds[student] = kind
 
     number = iter(range(1, 1000))
-    for _ in range(114):
+    for _ in range(110):
         add(f"s{next(number):03d}", "correct", REFERENCE_TEXT)
     for _ in range(8):
         add(f"s{next(number):03d}", "correct", REFERENCE_TEXT, "folder")
@@ -91,11 +92,12 @@ def write_class(folder):
     return kinds
 
 
-def run_batch(folder, out, jobs):
+def run_batch(kit, folder, out, jobs):
+    """`python -m grader batch` with the grader of `kit` (a snapshot: its fingerprint stays put)."""
     command = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", str(jobs),
                "--suite", "public", "--lang", "en", "--call-timeout", str(CALL_TIMEOUT), "--budget", str(BUDGET)]
     started = time.monotonic()
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(command, cwd=kit, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stderr, time.monotonic() - started
 
@@ -108,9 +110,12 @@ def read_gradebook(path):
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory):
     work = tmp_path_factory.mktemp("class")
+    kit = work / "kit"
+    shutil.copytree(ROOT / "grader", kit / "grader", ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    shutil.copytree(ROOT / "reference", kit / "reference", ignore=shutil.ignore_patterns("__pycache__"))
     kinds = write_class(work / "submissions")
     out = work / "grades.csv"
-    log, seconds = run_batch(work / "submissions", out, jobs=2)
+    log, seconds = run_batch(kit, work / "submissions", out, jobs=2)
     return work, kinds, out, log
 
 
@@ -193,13 +198,13 @@ def test_hanging_submissions_lose_what_hangs_and_stop_nothing(graded_class):
 def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
     work, kinds, out, log = graded_class
     before = out.read_bytes()
-    log, _ = run_batch(work / "submissions", out, jobs=2)
+    log, _ = run_batch(work / "kit", work / "submissions", out, jobs=2)
     assert "0 to grade" in log and out.read_bytes() == before
     students = sorted(kinds)
     changed = work / "submissions" / f"{students[0]}.py"
     changed.write_text(mutant_source(MUTANTS_BY_ID["add_assigns"]), encoding="utf-8")
     (work / "submissions" / "latecomer.py").write_text(REFERENCE_TEXT, encoding="utf-8")
-    log, _ = run_batch(work / "submissions", out, jobs=2)
+    log, _ = run_batch(work / "kit", work / "submissions", out, jobs=2)
     assert "199 unchanged since the last run, 2 to grade" in log
     rows = read_gradebook(out)
     assert len(rows) == 201 and rows["latecomer"]["total"] == "100"

@@ -496,3 +496,22 @@ def test_workflow_reports_an_error_with_a_test_when_the_grader_cannot_run(fresh_
     results = run_workflow_grading(fresh_clone, tmp_path, python="/bin/false")
     (result,) = results.values()
     assert result["status"] == "error" and len(result["tests"]) == 1 and reporter_points(result)[0] == 0
+
+
+def test_workflow_keeps_the_reporter_input_under_the_environment_limit(bundle, tmp_path):
+    """The result reaches the reporter in one environment variable (Linux caps one at
+    128 KiB): the step shortens messages of a huge result and keeps every score."""
+    job = load_workflow(bundle)["jobs"][JOB]
+    script = next(step["run"] for step in job["steps"] if step.get("id") == "tiny_autograd")
+    shortener = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+    huge = {"version": 1, "status": "fail", "max_score": 100, "tests": [
+        {"name": f"test_{n}", "status": "fail", "score": 0.5 * (n % 3), "message": "梯度不对 wrong " * 400,
+         "test_code": f"t.py::test_{n}", "filename": "t.py", "line_no": n} for n in range(120)]}
+    source = tmp_path / "classroom.json"
+    source.write_text(json.dumps(huge, ensure_ascii=False), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", shortener, str(source)], capture_output=True, text=True, check=True)
+    encoded = done.stdout.strip()
+    assert len(encoded) <= 96 * 1024 < len(base64.b64encode(source.read_bytes()))
+    shortened = json.loads(base64.b64decode(encoded).decode("utf-8"))
+    assert [t["score"] for t in shortened["tests"]] == [t["score"] for t in huge["tests"]]
+    assert all(t["message"].startswith("梯度不对") for t in shortened["tests"])

@@ -12,7 +12,7 @@ import pytest
 
 from grader import cli, results
 from grader.results import load_rubric
-from mutants import BY_ID as MUTANTS_BY_ID, REFERENCE, mutant_source
+from mutants import BY_ID as MUTANTS_BY_ID, REFERENCE
 
 ROOT = REFERENCE.parent.parent
 TEMPLATE = ROOT / "student_template" / "tiny_autograd.py"
@@ -23,10 +23,8 @@ PARTIAL_MUTANT = MUTANTS_BY_ID["add_assigns"]
 
 
 @pytest.fixture(scope="module")
-def partial_submission(tmp_path_factory):
-    path = tmp_path_factory.mktemp("partial") / "tiny_autograd.py"
-    path.write_text(mutant_source(PARTIAL_MUTANT), encoding="utf-8")
-    return path
+def partial_submission(mutant_file):
+    return mutant_file(PARTIAL_MUTANT)
 
 
 def run_cli(*argv):
@@ -47,8 +45,8 @@ def without_timing(data):
 
 
 @pytest.mark.parametrize("suite", ["public", "hidden", "all"])
-def test_reference_gets_full_marks(suite, grade_submission):
-    result = grade_submission(REFERENCE, suite=suite)
+def test_reference_gets_full_marks(suite, graded_once):
+    result = graded_once(REFERENCE, suite)
     assert result.problem is None
     assert result.tests, f"suite {suite} ran no tests"
     failed = {t.nodeid: t.message("en") for t in result.tests if not t.passed}
@@ -57,8 +55,8 @@ def test_reference_gets_full_marks(suite, grade_submission):
     assert all(earned == possible for earned, possible in result.categories().values())
 
 
-def test_template_gets_nothing_and_is_told_what_to_implement(grade_submission):
-    result = grade_submission(TEMPLATE, suite="all")
+def test_template_gets_nothing_and_is_told_what_to_implement(graded_once):
+    result = graded_once(TEMPLATE, "all")
     assert result.problem is None, "the template loads fine; only its stubs fail"
     assert {t.hidden for t in result.tests} == {False, True}, "suite 'all' runs public and hidden tests"
     assert result.score == 0
@@ -69,8 +67,8 @@ def test_template_gets_nothing_and_is_told_what_to_implement(grade_submission):
         assert "NotImplementedError" in test.message("zh"), test.nodeid
 
 
-def test_template_gets_nothing_on_the_public_suite(grade_submission):
-    result = grade_submission(TEMPLATE, suite="public")
+def test_template_gets_nothing_on_the_public_suite(graded_once):
+    result = graded_once(TEMPLATE, "public")
     assert result.tests and all(not t.hidden for t in result.tests)
     assert result.score == 0 < result.max_score
     assert all("NotImplementedError" in t.message("en") for t in result.tests)
@@ -108,7 +106,7 @@ def test_classroom_scores_add_up_to_the_gradescope_score(partial_submission, tmp
     scores = {}
     for name in ("gradescope", "classroom"):
         out = tmp_path / f"{name}.json"
-        assert run_cli("grade", partial_submission, "--suite", "all", "--out", out, "--format", name,
+        assert run_cli("grade", partial_submission, "--suite", "public", "--out", out, "--format", name,
                        "--lang", "en", "--quiet") == 0
         scores[name] = json.loads(out.read_text(encoding="utf-8"))
     gradescope, classroom = scores["gradescope"], scores["classroom"]

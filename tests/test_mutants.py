@@ -8,23 +8,26 @@ means the suites lack an input that exposes it (the mutant's `why` says which).
 
 import pytest
 
+from grader.engine import Engine
 from grader.plugin import CATEGORIES
-from mutants import BY_ID, MUTANTS, REFERENCE, mutant_source
-
+from mutants import BY_ID, MUTANTS, REFERENCE
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, grade_submission):
-    """graded(mutant) -> its GradeResult for suite "all"; each mutant is graded once."""
-    folder = tmp_path_factory.mktemp("mutants")
+def graded(grade_submission, mutant_file):
+    """graded(mutant) -> its GradeResult for suite "all" (each mutant is graded once).
+
+    The feedback refinement (shrinking each failing program for its message) is
+    left out: it runs after a test's outcome is decided, cannot change a score,
+    and takes a fifth of the time. tests/test_grading.py grades with it.
+    """
     results = {}
 
     def result(mutant):
         if mutant.id not in results:
-            path = folder / mutant.id / "tiny_autograd.py"
-            path.parent.mkdir()
-            path.write_text(mutant_source(mutant), encoding="utf-8")
-            results[mutant.id] = grade_submission(path, suite="all")
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(Engine, "refine", lambda self, finding: finding)
+                results[mutant.id] = grade_submission(mutant_file(mutant), suite="all")
         return results[mutant.id]
 
     return result

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from grader import results
 from grader.plugin import CATEGORIES
 from grader.results import load_rubric, share_points
-from mutants import BY_ID, REFERENCE, mutant_source
+from mutants import BY_ID, REFERENCE
 
 SCHEMAS = REFERENCE.parent.parent / "grader" / "schemas"
 TEMPLATE = REFERENCE.parent.parent / "student_template" / "tiny_autograd.py"
@@ -36,19 +36,15 @@ def cents(number):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, grade_submission):
+def graded(tmp_path_factory, graded_once, mutant_file):
     """Real results: full marks, partial credit, nothing implemented, and nothing loadable."""
-    folder = tmp_path_factory.mktemp("formats")
-    partial = folder / "partial" / "tiny_autograd.py"
-    partial.parent.mkdir()
-    partial.write_text(mutant_source(BY_ID["zero_grad_does_nothing"]), encoding="utf-8")
-    broken = folder / "broken.py"
+    broken = tmp_path_factory.mktemp("formats") / "broken.py"
     broken.write_text("class Value:\n    def __init__(self, data)\n        self.data = data\n", encoding="utf-8")
     return {
-        "reference": grade_submission(REFERENCE, suite="all"),
-        "partial": grade_submission(partial, suite="public"),
-        "template": grade_submission(TEMPLATE, suite="public"),
-        "broken": grade_submission(broken, suite="public"),
+        "reference": graded_once(REFERENCE, "all"),
+        "partial": graded_once(mutant_file(BY_ID["zero_grad_does_nothing"]), "public"),
+        "template": graded_once(TEMPLATE, "public"),
+        "broken": graded_once(broken, "public"),
     }
 
 

@@ -71,11 +71,18 @@ def _pow(k, x0):
     return build
 
 
-def _paths(g):
-    x, y = g.values(1.5, -2.0)
-    g.backward(x + x)
-    g.backward(x * x)
-    g.backward(x * y + x)
+def _paths(op):
+    def build(g):
+        x, y = g.values(1.5, -2.0)
+        if op == "+":
+            g.backward(x + x)
+            g.backward((x * y) + (x * y))
+        else:
+            g.backward(x * x)
+            a = x * y
+            g.backward(a * a)
+
+    return build
 
 
 def _accumulate(op):
@@ -158,7 +165,8 @@ PROBES = (
     _probe("relu", ["relu"], _unary("relu", 1.5)),
     _probe("relu-negative", ["relu"], _unary("relu", -1.0)),
     _probe("relu-zero", ["relu"], _unary("relu", 0.0)),
-    _probe("paths", ["+", "*"], _paths),
+    _probe("paths-add", ["+"], _paths("+")),
+    _probe("paths-mul", ["*"], _paths("*")),
     _probe("accumulate-add", ["backward"], _accumulate("+")),
     _probe("accumulate-mul", ["backward"], _accumulate("*")),
     _probe("reset", ["backward"], _reset),

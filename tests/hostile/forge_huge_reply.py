@@ -13,7 +13,7 @@ for name in sorted(os.listdir("/proc/self/fd"), key=int):
         requests_fd = fd
         break
 
-HUGE = "\x1b[2J\x1b[31m@@MARKER@@ " + "A" * (1024 * 1024)  # 4 of them stay under the reply cap
+HUGE = "\x1b[2J\x1b[31m@@MARKER@@ " + "A" * (512 * 1024)  # megabytes per reply, under the reply cap
 LONG = HUGE[:10_000]
 
 

@@ -19,7 +19,7 @@ while started < @@FORK_CAP@@:
         break
     if pid == 0:
         try:
-            os.execv(sys.executable, [sys.executable, "-c", SLEEPER, "@@MARKER@@"])
+            os.execv(sys.executable, [sys.executable, "-I", "-S", "-c", SLEEPER, "@@MARKER@@"])
         finally:
             os._exit(1)
     started += 1

@@ -1,4 +1,4 @@
-# Raise exceptions that are expensive to show: a 16 MB message, a class name of
+# Raise exceptions that are expensive to show: an 8 MB message, a class name of
 # a hundred thousand characters, and a message whose str() never returns.
 import itertools
 
@@ -17,7 +17,7 @@ _calls = itertools.count()
 def _raising_backward(self):
     number = next(_calls) % 3
     if number == 0:
-        raise ValueError("@@MARKER@@ " + "x" * (16 * 1024 * 1024))
+        raise ValueError("@@MARKER@@ " + "x" * (8 * 1024 * 1024))
     if number == 1:
         raise Huge("@@MARKER@@ " + "\x1b[2J" * 1000)
     raise Endless()

@@ -395,7 +395,11 @@ def results_folder(out_csv):
 
 
 def _safe_name(student):
-    return "".join(ch if ch.isalnum() or ch in "-_.@+" else "_" for ch in student) or "_"
+    """A file name for the student's results; distinct students keep distinct names."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_.@+" else "_" for ch in student).lstrip(".") or "_"
+    if safe != student:
+        safe += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
+    return safe
 
 
 def parse_shard(text):

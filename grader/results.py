@@ -206,23 +206,25 @@ def gradescope(result, lang="en"):
 def classroom(result, lang="en"):
     """The GitHub Classroom runner result; the reporter sums tests[].score."""
     status = "error" if result.problem else ("pass" if result.score >= result.max_score else "fail")
-    return {
-        "version": 1,
-        "status": status,
-        "max_score": int(round(result.max_score)),
-        "tests": [
-            {
-                "name": test.name,
-                "status": "pass" if test.passed else ("error" if result.problem else "fail"),
-                "score": test.score,
-                "message": test.message(lang) if not result.problem else result.first_line(lang),
-                "test_code": test.nodeid,
-                "filename": test.nodeid.partition("::")[0],
-                "line_no": test.line,
-            }
-            for test in result.tests
-        ],
-    }
+    tests = [
+        {
+            "name": test.name,
+            "status": "pass" if test.passed else ("error" if result.problem else "fail"),
+            "score": test.score,
+            "message": test.message(lang) if not result.problem else result.first_line(lang),
+            "test_code": test.nodeid,
+            "filename": test.nodeid.partition("::")[0],
+            "line_no": test.line,
+        }
+        for test in result.tests
+    ]
+    if not tests:
+        # The reporter crashes on a result without tests and then posts nothing
+        # for anyone: always give it one entry that says why.
+        tests = [{"name": "grader", "status": "error", "score": 0, "message": result.first_line(lang),
+                  "test_code": "", "filename": "", "line_no": 0}]
+        status = "error"
+    return {"version": 1, "status": status, "max_score": int(round(result.max_score)), "tests": tests}
 
 
 FORMATS = {"gradescope": gradescope, "classroom": classroom}

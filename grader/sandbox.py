@@ -30,6 +30,7 @@ import atexit
 import dataclasses
 import functools
 import json
+import multiprocessing.util
 import os
 import secrets
 import shutil
@@ -250,6 +251,8 @@ def staged_worker_dir():
     strict umask still works."""
     folder = Path(tempfile.mkdtemp(prefix="grader-worker-"))
     atexit.register(_remove_staged, folder, os.getpid())
+    # multiprocessing children (batch grading) end with os._exit: no atexit there.
+    multiprocessing.util.Finalize(None, _remove_staged, args=(folder, os.getpid()), exitpriority=0)
     for source in sorted(WORKER_DIR.glob("*.py")):
         target = folder / source.name
         shutil.copyfile(source, target)
@@ -349,6 +352,14 @@ def _prctl():
 
 
 _protections = set()
+_protected_pid = [None]  # a forked child inherits this set but not the subreaper bit
+
+
+def _current_protections():
+    if _protected_pid[0] != os.getpid():
+        _protections.clear()
+        _protected_pid[0] = os.getpid()
+    return _protections
 
 
 def protect_grader(subreaper=False):
@@ -358,18 +369,19 @@ def protect_grader(subreaper=False):
     (instead of init) so that `sweep` still finds them. Returns what holds."""
     if not sys.platform.startswith("linux"):
         return set()
+    protections = _current_protections()
     wanted = {"not dumpable": (_PR_SET_DUMPABLE, 0)}
     if subreaper:
         wanted["subreaper"] = (_PR_SET_CHILD_SUBREAPER, 1)
     for name, (option, value) in wanted.items():
-        if name in _protections:
+        if name in protections:
             continue
         try:
             if _prctl()(option, value, 0, 0, 0) == 0:
-                _protections.add(name)
+                protections.add(name)
         except (OSError, AttributeError):
             pass
-    return set(_protections)
+    return set(protections)
 
 
 # ------------------------------------------------------------------ sweeping
@@ -490,7 +502,7 @@ def sweep(worker_pid, token, born_after, spare=(), uid=None, group_stopped=False
     me = os.getpid()
     my_session = os.getsid(0)
     marker = f"{TOKEN_VARIABLE}={token}".encode()
-    adopt = "subreaper" in _protections
+    adopt = "subreaper" in _current_protections()
     owner = os.getuid() if uid is None else uid
     throwaway = is_throwaway(uid)
     found = {}

@@ -349,7 +349,8 @@ def test_recording_does_not_depend_on_which_local_modules_are_loaded(tmp_path, m
 
     before = record()
     module = tmp_path / "many_literals.py"
-    module.write_text("VALUES = [" + ", ".join(repr(0.01 + 0.37 * i) for i in range(300)) + "]\n")
+    module.write_text("FLOATS = [" + ", ".join(repr(0.01 + 0.37 * i) for i in range(300)) + "]\n"
+                      "INTEGERS = [" + ", ".join(str(i) for i in range(-50, 300)) + "]\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     __import__("many_literals")
     try:

@@ -443,6 +443,12 @@ def check_fork_flood(outcome):
         assert counts["refused"] == "EAGAIN" and int(counts["started"]) <= Limits().processes
 
 
+def check_memory(outcome):
+    [line] = _printed_lines(outcome, "MiB at import")
+    held = int(line.split("held")[1].split()[0])
+    assert held <= LIMITS.memory_bytes // 2 ** 20, f"RLIMIT_AS did not hold: {held} MiB"
+
+
 def check_hang_at_import(outcome):
     assert "timed out" in outcome.problem
 
@@ -490,6 +496,7 @@ def check_fds(outcome):
 
 CHECKS = {
     "fork_flood": check_fork_flood,
+    "memory_hog": check_memory,
     "loop_at_import": check_hang_at_import,
     "sleep_at_import": check_hang_at_import,
     "loop_in_backward": check_hang_in_backward,

@@ -96,9 +96,11 @@ def match_all(steps, got, upto, only=None, catalog=None, evidence=None):
             if evidence is not None and evidence.refutes(hint_model.model, hint_model.culprit):
                 continue
             if agrees(simulate(steps, hint_model.model), got, upto):
-                found.append(Match(hint, hint_model.culprit, hint_model.op))
+                found.append((Match(hint, hint_model.culprit, hint_model.op), hint_model.model))
                 break
-    return found
+    if evidence is not None:  # the explanation that fits the probes best first
+        found.sort(key=lambda item: -evidence.score(item[1]))
+    return [item[0] for item in found]
 
 
 def match(steps, got, upto, only=None, catalog=None, evidence=None):

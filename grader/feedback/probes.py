@@ -2,12 +2,17 @@
 
 Two wrong engines can give the same wrong numbers on one program: with `=` in
 `*`, two backward() calls on x * y leave x.grad as if leaf grads were reset.
-The probes tell such explanations apart. Each probe is run on the submission
-(on the feedback worker, after a test has failed) and on the reference; then
+The probes tell such explanations apart. Each is run on the submission (on the
+feedback worker, after a test has failed) and compared with the reference.
 
-* a hint model is *refuted* when a probe the submission passes would fail under
-  that model (the submission does not make that mistake), and
-* a culprit is *cleared* when every probe about it passes.
+Most probes are *pure*: built from one op only (tanh(tanh(x)), (x * y) * x), so
+a mistake elsewhere cannot disturb them. Then
+
+* a culprit is *cleared* when every probe about it passes;
+* a hint model is *refuted* when a probe the submission passes would fail
+  under that model (the submission does not make that mistake), or when a probe
+  about the model's culprit, whose other ops are cleared, gives other numbers
+  than the model predicts (the submission makes some other mistake there).
 
 Probes never decide a score: they only choose between explanations.
 """
@@ -23,6 +28,7 @@ from grader.program import Graph
 class Probe:
     id: str
     about: tuple  # the culprits it tests
+    ops: tuple  # the culprit labels of everything it uses besides backward()/zero_grad
     steps: tuple
 
     @property
@@ -30,23 +36,26 @@ class Probe:
         return sum(1 for step in self.steps if step[0] == "read") - 1
 
 
-def _probe(probe_id, about, build):
+def _probe(probe_id, about, ops, build):
     g = Graph()
     build(g)
-    return Probe(probe_id, tuple(about), tuple(tuple(s) if s[0] != "zero_grad" else ("zero_grad", tuple(s[1]))
-                                              for s in g.steps))
+    steps = tuple(tuple(s) if s[0] != "zero_grad" else ("zero_grad", tuple(s[1])) for s in g.steps)
+    return Probe(probe_id, tuple(about), tuple(ops), steps)
 
 
 def _steps(probe):
     return [list(s) if s[0] != "zero_grad" else ["zero_grad", list(s[1])] for s in probe.steps]
 
 
-def _unary(op, x0, scale=2.5):
+# Pure probes of each op: the op applied to its own output gives an upstream
+# factor other than 1; a leaf used twice by the op tests its accumulation.
+
+
+def _twice(op, x0, k=None):
     def build(g):
         x = g.value(x0)
-        y = getattr(x, op)()
-        g.backward(y * scale)
-        g.backward(y + y)
+        inner = x**k if op == "**" else getattr(x, op)()
+        g.backward(inner**2 if op == "**" else getattr(inner, op)())
 
     return build
 
@@ -54,33 +63,30 @@ def _unary(op, x0, scale=2.5):
 def _binary(op, x0, y0):
     def build(g):
         x, y = g.values(x0, y0)
-        out = x + y if op == "+" else x * y
-        g.backward(out)
-        g.backward(out * 2.5)
+        g.backward(g.op(op, g.op(op, x.ref, y.ref).ref, x.ref))
 
     return build
 
 
-def _pow(k, x0):
+def _upstream(op, x0):
     def build(g):
+        x, y = g.values(x0, 0.75)
+        inner = getattr(x, op)() if op in ("exp", "log", "tanh", "relu") else g.op(op, x.ref, y.ref)
+        g.backward(inner * 2.5)
+
+    return build
+
+
+def _shared(op, x0):
+    """x used by the op and by another op, in both orders: `=` instead of `+=` shows."""
+    def build(g):
+        def apply(x):
+            return x**2 if op == "**" else getattr(x, op)()
+
         x = g.value(x0)
-        y = x**k
-        g.backward(y)
-        g.backward(y + y)
-
-    return build
-
-
-def _paths(op):
-    def build(g):
-        x, y = g.values(1.5, -2.0)
-        if op == "+":
-            g.backward(x + x)
-            g.backward((x * y) + (x * y))
-        else:
-            g.backward(x * x)
-            a = x * y
-            g.backward(a * a)
+        g.backward(apply(x) + x * 2.0)
+        y = g.value(x0)
+        g.backward(y * 2.0 + apply(y))
 
     return build
 
@@ -88,7 +94,7 @@ def _paths(op):
 def _accumulate(op):
     def build(g):
         x, y = g.values(1.5, -2.0)
-        out = x + y if op == "+" else x * y
+        out = g.op(op, x.ref, y.ref)
         g.backward(out)
         g.backward(out)
 
@@ -97,7 +103,7 @@ def _accumulate(op):
 
 def _reset(g):
     x, y = g.values(0.5, -1.5)
-    z = (x * y).tanh() + x
+    z = ((x * y) * x) * y
     g.backward(z)
     g.backward(z)
 
@@ -117,68 +123,69 @@ def _zero_grad(g):
 
 
 def _equal_data(g):
-    x, y = g.values(2.0, 3.0)
+    x, y = g.values(1.5, 2.0)
     a = x * 2.0
-    b = y + 1.0
+    b = y * 1.5
     g.backward(a * b)
 
 
 def _chain(g):
     x = g.value(0.5)
-    g.backward((x * 2.0).tanh().exp())
+    g.backward(((x * 2.0) * 3.0) * 0.5)
 
 
-def _dual_binary(op, a, b):
+def _dual_binary(op):
     def build(g):
-        x, y = g.dual(*a), g.dual(*b)
-        g.op(op, x.ref, y.ref)
+        a, b = g.dual(2.0, 0.5), g.dual(3.0, -1.0)
+        g.op(op, g.op(op, a.ref, b.ref).ref, a.ref)
+        g.read()
+
+    return build
+
+
+def _dual_twice(op):
+    def build(g):
+        a = g.dual(0.5, 2.0)
+        getattr(getattr(a, op)(), op)()
         g.read()
 
     return build
 
 
 def _dual_constants(g):
-    x = g.dual(2.0, 0.5)
-    _ = x * 3.0
-    _ = 3.0 + x
+    a = g.dual(2.0, 0.5)
+    _ = a * 3.0
+    _ = 3.0 + a
     g.read()
 
 
-def _dual_unary(op):
-    def build(g):
-        x = g.dual(0.5, 2.0)
-        getattr(x, op)()
-        g.read()
-
-    return build
-
-
 PROBES = (
-    _probe("add", ["+"], _binary("+", 2.0, -3.0)),
-    _probe("mul", ["*"], _binary("*", 2.0, -3.0)),
-    _probe("pow", ["**"], _pow(3, 1.5)),
-    _probe("pow-negative", ["**"], _pow(-1, 1.5)),
-    _probe("pow-fraction", ["**"], _pow(0.5, 2.25)),
-    _probe("exp", ["exp"], _unary("exp", 0.7)),
-    _probe("log", ["log"], _unary("log", 2.0)),
-    _probe("tanh", ["tanh"], _unary("tanh", 0.5)),
-    _probe("relu", ["relu"], _unary("relu", 1.5)),
-    _probe("relu-negative", ["relu"], _unary("relu", -1.0)),
-    _probe("relu-zero", ["relu"], _unary("relu", 0.0)),
-    _probe("paths-add", ["+"], _paths("+")),
-    _probe("paths-mul", ["*"], _paths("*")),
-    _probe("accumulate-add", ["backward"], _accumulate("+")),
-    _probe("accumulate-mul", ["backward"], _accumulate("*")),
-    _probe("reset", ["backward"], _reset),
-    _probe("root-leaf", ["backward"], _root_leaf),
-    _probe("zero-grad", ["zero_grad"], _zero_grad),
-    _probe("equal-data", ["backward"], _equal_data),
-    _probe("chain", ["backward"], _chain),
-    _probe("dual-add", ["Dual.+"], _dual_binary("+", (2.0, 0.5), (3.0, -1.0))),
-    _probe("dual-mul", ["Dual.*"], _dual_binary("*", (2.0, 0.5), (3.0, -1.0))),
-    _probe("dual-constants", ["Dual.lift"], _dual_constants),
-    _probe("dual-exp", ["Dual.exp"], _dual_unary("exp")),
-    _probe("dual-tanh", ["Dual.tanh"], _dual_unary("tanh")),
+    _probe("add", ["+"], ["+"], _binary("+", 2.0, -3.0)),
+    _probe("mul", ["*"], ["*"], _binary("*", 2.0, -3.0)),
+    _probe("pow", ["**"], ["**"], _twice("**", 1.5, 3)),
+    _probe("pow-negative", ["**"], ["**"], _twice("**", 1.5, -1)),
+    _probe("pow-fraction", ["**"], ["**"], _twice("**", 2.25, 0.5)),
+    _probe("exp", ["exp"], ["exp"], _twice("exp", 0.3)),
+    _probe("log", ["log"], ["log"], _twice("log", 3.0)),
+    _probe("tanh", ["tanh"], ["tanh"], _twice("tanh", 0.5)),
+    _probe("relu", ["relu"], ["relu"], _twice("relu", 1.5)),
+    _probe("relu-negative", ["relu"], ["relu"], _twice("relu", -1.0)),
+    _probe("relu-zero", ["relu"], ["relu"], _twice("relu", 0.0)),
+    _probe("add-upstream", ["+"], ["+", "*"], _upstream("+", 2.0)),
+    _probe("relu-upstream", ["relu"], ["relu", "*"], _upstream("relu", 1.5)),
+    *(_probe(f"{op}-shared", [op], [op, "+", "*"], _shared(op, 1.5)) for op in ("**", "exp", "log", "tanh", "relu")),
+    _probe("accumulate-add", ["backward"], ["+"], _accumulate("+")),
+    _probe("accumulate-mul", ["backward"], ["*"], _accumulate("*")),
+    _probe("reset", ["backward"], ["*"], _reset),
+    _probe("root-leaf", ["backward"], [], _root_leaf),
+    _probe("equal-data", ["backward"], ["*"], _equal_data),
+    _probe("chain", ["backward"], ["*"], _chain),
+    _probe("zero-grad", ["zero_grad"], ["*"], _zero_grad),
+    _probe("dual-add", ["Dual.+"], ["Dual.+"], _dual_binary("+")),
+    _probe("dual-mul", ["Dual.*"], ["Dual.*"], _dual_binary("*")),
+    _probe("dual-exp", ["Dual.exp"], ["Dual.exp"], _dual_twice("exp")),
+    _probe("dual-tanh", ["Dual.tanh"], ["Dual.tanh"], _dual_twice("tanh")),
+    _probe("dual-constants", ["Dual.lift"], ["Dual.*", "Dual.+"], _dual_constants),
 )
 
 
@@ -210,31 +217,38 @@ class Evidence:
             outcomes[probe.id] = reply.outcome
         return cls(outcomes, expected)
 
-    def refutes(self, model, culprit=None):
-        """The submission does not make this mistake: a probe it passes would
-        fail with it, or a probe about the mistake's culprit gives other numbers
-        than the mistake would (`culprit`: what the model is about)."""
-        key = (model, culprit)
-        if key not in self._refuted:
-            refuted = False
-            for probe in PROBES:
-                if probe.id not in self.outcomes:
-                    continue
-                predicted = _as_got(simulate(_steps(probe), model))
-                if self.passed[probe.id] and not agrees(_reference(probe), predicted, probe.last_read):
-                    refuted = True
-                elif culprit and culprit in probe.about and not _same_numbers(predicted, self.outcomes[probe.id],
-                                                                                probe.last_read):
-                    refuted = True
-                if refuted:
-                    break
-            self._refuted[key] = refuted
-        return self._refuted[key]
-
     def cleared(self, label):
         """Every probe about `label` ran and passed."""
         about = [p for p in PROBES if label in p.about]
         return bool(about) and all(self.passed.get(p.id) for p in about)
+
+    def refutes(self, model, culprit=None):
+        """The submission does not make this mistake (see the module docstring);
+        `culprit`: what the model is about, for the second test."""
+        key = (model, culprit)
+        if key not in self._refuted:
+            self._refuted[key] = any(self._refuted_by(probe, model, culprit) for probe in PROBES
+                                     if probe.id in self.outcomes)
+        return self._refuted[key]
+
+    def _refuted_by(self, probe, model, culprit):
+        predicted = _as_got(simulate(_steps(probe), model))
+        if self.passed[probe.id]:
+            return not agrees(_reference(probe), predicted, probe.last_read)
+        if culprit and culprit in probe.about and all(op == culprit or self.cleared(op) for op in probe.ops):
+            return not _same_numbers(predicted, self.outcomes[probe.id], probe.last_read)
+        return False
+
+    def score(self, model):
+        """How many probes the model predicts exactly, passed or failed: the
+        better of two explanations that both fit a program explains more."""
+        key = ("score", model)
+        if key not in self._refuted:
+            self._refuted[key] = sum(
+                _same_numbers(_as_got(simulate(_steps(probe), model)), self.outcomes[probe.id], probe.last_read)
+                for probe in PROBES if probe.id in self.outcomes
+            )
+        return self._refuted[key]
 
     def as_dict(self):
         return dict(sorted(self.passed.items()))

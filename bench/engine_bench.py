@@ -114,17 +114,22 @@ PARENTS = {"reference": lambda v: v._parents, "micrograd": lambda v: v._prev}
 # ------------------------------------------------------------------ runs
 
 
-def timed(Value, build, kwargs):
+def timed(Value, build, kwargs, collector=True):
     """CPU seconds of this thread (forward, backward) and wall seconds of both.
 
     CPU time is the figure compared: on a machine shared with other jobs the
-    wall time also counts the time slices given to them."""
+    wall time also counts the time slices given to them. `collector=False`
+    pauses Python's cyclic garbage collector while the graph is built and
+    differentiated (as `timeit` does), which leaves each engine's own work."""
     gc.collect()
+    if not collector:
+        gc.disable()
     wall, cpu = time.perf_counter(), time.thread_time()
     leaves, root = build(Value, **kwargs)
     built = time.thread_time()
     root.backward()
     done, wall_done = time.thread_time(), time.perf_counter()
+    gc.enable()
     del leaves, root
     return {"forward": built - cpu, "backward": done - built, "total": done - cpu, "wall": wall_done - wall}
 
@@ -160,6 +165,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="small graphs (a smoke run)")
     parser.add_argument("--graphs", default=",".join(GRAPHS))
+    parser.add_argument("--gc", choices=("on", "off", "both"), default="both",
+                        help="time with the cyclic garbage collector on (the default interpreter), off, or both")
     args = parser.parse_args(argv)
 
     engines = load_engines()
@@ -175,12 +182,23 @@ def main(argv=None):
         del leaves, root
         gc.collect()
         say(f"{name}: {nodes} nodes")
+        memory = {engine: traced(engines[engine], build, kwargs) for engine in engines}
+        record["graphs"][name] = {"nodes": nodes}
+        for mode in (("on", "off") if args.gc == "both" else (args.gc,)):
+            say(f" garbage collector {mode}")
+            record["graphs"][name]["gc_" + mode] = compare(engines, build, kwargs, args.rounds, nodes, memory, mode == "on")
+    path = save("engine" + ("-quick" if args.quick else ""), record)
+    say(f"figures: {path.relative_to(KIT_ROOT)}")
+    return record
+
+
+def compare(engines, build, kwargs, rounds, nodes, memory, collector):
+    if True:
         samples = interleave(
-            engines, args.rounds, lambda engine: timed(engines[engine], build, kwargs),
+            engines, rounds, lambda engine: timed(engines[engine], build, kwargs, collector),
             on_sample=lambda n, engine, s: say(f"  round {n + 1} {engine:10} forward {s['forward']:.3f} s"
                                                f"  backward {s['backward']:.3f} s"),
         )
-        memory = {engine: traced(engines[engine], build, kwargs) for engine in engines}
         figures = {}
         for engine in engines:
             total = median([s["total"] for s in samples[engine]])
@@ -200,16 +218,12 @@ def main(argv=None):
         figures["backward_speedup"] = figures["micrograd"]["backward_s"] / figures["reference"]["backward_s"]
         figures["wall_speedup"] = figures["micrograd"]["wall_s"] / figures["reference"]["wall_s"]
         figures["forward_speedup"] = figures["micrograd"]["forward_s"] / figures["reference"]["forward_s"]
-        figures["nodes"] = nodes
-        record["graphs"][name] = figures
         say(f"  => reference {figures['reference']['nodes_per_s'] / 1e6:.2f} M nodes/s, "
             f"micrograd {figures['micrograd']['nodes_per_s'] / 1e6:.2f} M nodes/s, "
             f"speed-up {figures['speedup']:.2f}x (forward {figures['forward_speedup']:.2f}x, "
             f"backward {figures['backward_speedup']:.2f}x); peak bytes/node "
             f"{figures['reference']['peak_bytes_per_node']:.0f} vs {figures['micrograd']['peak_bytes_per_node']:.0f}")
-    path = save("engine" + ("-quick" if args.quick else ""), record)
-    say(f"figures: {path.relative_to(KIT_ROOT)}")
-    return record
+        return figures
 
 
 def run_with_big_stack(function):

@@ -10,9 +10,10 @@ Why the recording covers what a student's run asks for: the suites'
 Hypothesis profile is derandomized (the seed comes from each test's source),
 so a run generates exactly the programs the reference run generated, for as
 long as every example passes. Only after a failure can a run ask for a program
-that was never recorded: Hypothesis then shrinks the failing example into new
-programs. Those are rejected (Hypothesis discards them as if an `assume` had
-failed), so the test still fails with the original, recorded finding. A
+that was never recorded: Hypothesis may go on generating, or shrink the failing
+example where a profile lets it. Those programs are rejected (Hypothesis
+discards them as if an `assume` had failed), so the test still fails with the
+original, recorded finding. A
 program missing anywhere else means the recording no longer matches the suite
 (a test edited after the build, another Hypothesis version): the test fails
 with a finding that says the expectation is unavailable here. It never passes

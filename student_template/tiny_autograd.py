@@ -56,7 +56,9 @@ class Value:
     __slots__ = ("data", "grad", "_parents", "_backward", "op")
 
     def __init__(self, data, _parents=(), op=""):
-        self.data = _as_float(data, "Value")
+        # 运算的结果已经是 float，不必再检查：大图上每个节点省一次函数调用。
+        # Op results are floats already: skipping the check saves a call per node.
+        self.data = data if type(data) is float else _as_float(data, "Value")
         self.grad = 0.0
         self._parents = _parents
         self._backward = _leaf_backward

@@ -193,37 +193,37 @@ def main(argv=None):
 
 
 def compare(engines, build, kwargs, rounds, nodes, memory, collector):
-    if True:
-        samples = interleave(
-            engines, rounds, lambda engine: timed(engines[engine], build, kwargs, collector),
-            on_sample=lambda n, engine, s: say(f"  round {n + 1} {engine:10} forward {s['forward']:.3f} s"
-                                               f"  backward {s['backward']:.3f} s"),
-        )
-        figures = {}
-        for engine in engines:
-            total = median([s["total"] for s in samples[engine]])
-            figures[engine] = {
-                "forward_s": median([s["forward"] for s in samples[engine]]),
-                "backward_s": median([s["backward"] for s in samples[engine]]),
-                "total_s": total,
-                "nodes_per_s": nodes / total,
-                "peak_bytes_per_node": memory[engine]["peak"] / nodes,
-                "forward_bytes_per_node": memory[engine]["after_forward"] / nodes,
-                "wall_s": median([s["wall"] for s in samples[engine]]),
-                "samples_total_s": [round(s["total"], 4) for s in samples[engine]],
-            }
-        ratios = [m["total"] / r["total"] for r, m in zip(samples["reference"], samples["micrograd"])]
-        figures["speedup"] = figures["reference"]["nodes_per_s"] / figures["micrograd"]["nodes_per_s"]
-        figures["speedup_per_round"] = [round(r, 3) for r in ratios]
-        figures["backward_speedup"] = figures["micrograd"]["backward_s"] / figures["reference"]["backward_s"]
-        figures["wall_speedup"] = figures["micrograd"]["wall_s"] / figures["reference"]["wall_s"]
-        figures["forward_speedup"] = figures["micrograd"]["forward_s"] / figures["reference"]["forward_s"]
-        say(f"  => reference {figures['reference']['nodes_per_s'] / 1e6:.2f} M nodes/s, "
-            f"micrograd {figures['micrograd']['nodes_per_s'] / 1e6:.2f} M nodes/s, "
-            f"speed-up {figures['speedup']:.2f}x (forward {figures['forward_speedup']:.2f}x, "
-            f"backward {figures['backward_speedup']:.2f}x); peak bytes/node "
-            f"{figures['reference']['peak_bytes_per_node']:.0f} vs {figures['micrograd']['peak_bytes_per_node']:.0f}")
-        return figures
+    """Interleaved rounds of both engines on one graph; medians and ratios."""
+    samples = interleave(
+        engines, rounds, lambda engine: timed(engines[engine], build, kwargs, collector),
+        on_sample=lambda n, engine, s: say(f"  round {n + 1} {engine:10} forward {s['forward']:.3f} s"
+                                           f"  backward {s['backward']:.3f} s"),
+    )
+    figures = {}
+    for engine in engines:
+        total = median([s["total"] for s in samples[engine]])
+        figures[engine] = {
+            "forward_s": median([s["forward"] for s in samples[engine]]),
+            "backward_s": median([s["backward"] for s in samples[engine]]),
+            "total_s": total,
+            "nodes_per_s": nodes / total,
+            "peak_bytes_per_node": memory[engine]["peak"] / nodes,
+            "forward_bytes_per_node": memory[engine]["after_forward"] / nodes,
+            "wall_s": median([s["wall"] for s in samples[engine]]),
+            "samples_total_s": [round(s["total"], 4) for s in samples[engine]],
+        }
+    ratios = [m["total"] / r["total"] for r, m in zip(samples["reference"], samples["micrograd"])]
+    figures["speedup"] = figures["reference"]["nodes_per_s"] / figures["micrograd"]["nodes_per_s"]
+    figures["speedup_per_round"] = [round(r, 3) for r in ratios]
+    figures["backward_speedup"] = figures["micrograd"]["backward_s"] / figures["reference"]["backward_s"]
+    figures["wall_speedup"] = figures["micrograd"]["wall_s"] / figures["reference"]["wall_s"]
+    figures["forward_speedup"] = figures["micrograd"]["forward_s"] / figures["reference"]["forward_s"]
+    say(f"  => reference {figures['reference']['nodes_per_s'] / 1e6:.2f} M nodes/s, "
+        f"micrograd {figures['micrograd']['nodes_per_s'] / 1e6:.2f} M nodes/s, "
+        f"speed-up {figures['speedup']:.2f}x (forward {figures['forward_speedup']:.2f}x, "
+        f"backward {figures['backward_speedup']:.2f}x); peak bytes/node "
+        f"{figures['reference']['peak_bytes_per_node']:.0f} vs {figures['micrograd']['peak_bytes_per_node']:.0f}")
+    return figures
 
 
 def run_with_big_stack(function):

@@ -99,6 +99,7 @@ def grade(path, suite="public", report_file=None, limits=None, isolation=None, o
         try:
             report = run_suite(engine, suite, report_file)
         finally:
+            engine.close()
             worker.stop()
         return GradeResult(
             submission=str(path),

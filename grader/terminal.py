@@ -131,7 +131,10 @@ def summary_lines(result, lang, results_path, paint=None, html_path=None):
         lines += wrap(text["results"] + str(results_path), subsequent="  ")
     else:
         lines += wrap(text["report"] + str(results_path), subsequent="  ")
-    lines += [paint(line, "2") for line in wrap(text["isolation"] + result.isolation, subsequent="  ")]
+    # The level and why, not every layer: those are in the results' extra_data.
+    level, _, layers = result.isolation.partition(": ")
+    reason = layers[layers.rfind(" (") :] if layers.endswith(")") else ""
+    lines += [paint(line, "2") for line in wrap(text["isolation"] + level + reason, subsequent="  ")]
     return lines
 
 

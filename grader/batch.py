@@ -6,10 +6,12 @@ to one JSON file per student (Gradescope format) in a folder next to the CSV,
 and the CSV gradebook has one row per student: total and each category.
 
 Parallelism: N grading processes (forkserver where the OS has it, else spawn),
-each grading many submissions one after the other with pytest running
-in-process, so pytest and the suites are imported once per process, not once
-per student. The student code itself still runs only in the grader's worker
-processes, with the usual limits.
+each grading many submissions one after the other. By default (`--engine
+replay`) the suite runs once, in the parent, to record the graph programs each
+test checks; each submission then replays them on its worker without pytest
+(grader/replay.py, same results). `--engine pytest` runs the suite with pytest
+in-process for every submission. The student code itself still runs only in
+the grader's worker processes, with the usual limits.
 
 Robustness: the grader's own limits stop hanging and crashing submissions; a
 watchdog also kills a grading process that outlives every limit and starts a
@@ -74,6 +76,7 @@ class Options:
     lang: str = "en"
     limits: Limits = field(default_factory=Limits)
     fingerprint: str = ""
+    plan: object = None  # a grader.replay.Plan: replay it instead of running pytest
 
 
 # ------------------------------------------------------------------ planning
@@ -191,7 +194,12 @@ def grade_job(job, options, oracle=None):
             note = f"{Path(job.path).name}: not a regular file or folder; nothing was graded"
             data = error_results(note)
         else:
-            result = grade(job.path, suite=options.suite, limits=options.limits, oracle=oracle)
+            if options.plan is not None:
+                from grader.replay import grade_by_replay
+
+                result = grade_by_replay(job.path, options.suite, options.plan, limits=options.limits, oracle=oracle)
+            else:
+                result = grade(job.path, suite=options.suite, limits=options.limits, oracle=oracle)
             data = results.gradescope(result, options.lang)
             status = "problem" if result.problem else "graded"
             note = result.first_line(options.lang) if result.problem else ""
@@ -257,7 +265,7 @@ def _context():
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         # Imported once in the server, inherited by every grading process it forks.
-        context.set_forkserver_preload(["grader.grading", "grader.batch"])
+        context.set_forkserver_preload(["grader.grading", "grader.batch", "grader.replay"])
         return context
     return multiprocessing.get_context("spawn")
 
@@ -412,7 +420,7 @@ def parse_shard(text):
     return index, count
 
 
-def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=None, stream=None):
+def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=None, stream=None, engine="replay"):
     """Grade the class in `folder`; returns the rows of the gradebook it wrote."""
     stream = stream or sys.stderr
     folder, out_csv = Path(folder), Path(out_csv)
@@ -435,9 +443,12 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
             rows.append(previous)
         else:
             todo.append(job)
+    if todo and engine == "replay":
+        options.plan = _record_plan(suite, stream)
     total = len(students)
     print(f"{total} submissions in {folder}: {len(rows)} unchanged since the last run, "
-          f"{len(todo)} to grade with {jobs} process{'es' if jobs != 1 else ''} (suite {suite})", file=stream)
+          f"{len(todo)} to grade with {jobs} process{'es' if jobs != 1 else ''} "
+          f"(suite {suite}, {'replay' if options.plan else 'pytest'})", file=stream)
 
     def progress(row):
         rows.append(row)
@@ -457,6 +468,18 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
     return rows
 
 
+def _record_plan(suite, stream):
+    """The suite's replay plan, or None (grade with pytest) if it cannot be recorded."""
+    try:
+        from grader.replay import plan_for
+
+        return plan_for(suite)
+    except Exception as error:  # the suite cannot be replayed: pytest still grades it
+        print(f"cannot replay the {suite} suite ({type(error).__name__}: {error}); "
+              "grading with pytest", file=stream)
+        return None
+
+
 def add_arguments(parser):
     parser.add_argument("folder", help="a folder with one file or folder per student")
     parser.add_argument("--out", default="grades.csv", help="the CSV gradebook (default: %(default)s); "
@@ -465,6 +488,8 @@ def add_arguments(parser):
     parser.add_argument("--shard", default=None, help="grade only shard K of N (K/N), e.g. one job of a CI matrix")
     parser.add_argument("--call-timeout", type=float, default=None, help="seconds one test program may take")
     parser.add_argument("--budget", type=float, default=None, help="seconds one submission may use in total")
+    parser.add_argument("--engine", choices=("replay", "pytest"), default="replay",
+                        help="replay the suite's recorded programs (fast, the default) or run pytest per submission")
 
 
 def main(args, lang):
@@ -475,5 +500,6 @@ def main(args, lang):
         limits.budget_seconds = args.budget
         limits.load_seconds = min(limits.load_seconds, args.budget)
     shard = parse_shard(args.shard) if args.shard else None
-    rows = run(args.folder, args.out, jobs=max(1, args.jobs), suite=args.suite, lang=lang, limits=limits, shard=shard)
+    rows = run(args.folder, args.out, jobs=max(1, args.jobs), suite=args.suite, lang=lang, limits=limits, shard=shard,
+               engine=getattr(args, "engine", "replay"))
     return 0 if rows is not None else 1

@@ -1,0 +1,163 @@
+"""Grade without pytest: replay the graph programs the suite checks.
+
+Tests are data: every check of the suites is `engine.check(graph, check_order,
+rule)`, a test passes iff all its checks pass, and a failing check ends the
+test. Hypothesis is derandomized and does not shrink (grader/suites/conftest.py),
+so the programs a test checks are fixed and do not depend on the submission, up
+to its first failure. `record_plan` runs the suite once on a recording engine
+and keeps, per test, its ordered checks and what the results need; the plan is
+then replayed on each submission through the same `Engine` that the pytest run
+uses (sticky worker failures, oracle, feedback), and the results are built by
+the same `tests_from_report`. tests/test_replay.py checks that both ways give
+identical results.
+
+A batch records the plan once and grades each submission in roughly the time
+its worker takes to start, instead of a pytest session per submission.
+"""
+
+import copy
+import json
+from dataclasses import dataclass, field
+
+from grader.compare import graph_from_steps
+from grader.engine import GradingFailure, finding_from_exception
+from grader.grading import grade, run_suite
+
+
+class ReplayUnsupported(RuntimeError):
+    """The suite does something a plan cannot replay (grade it with pytest)."""
+
+
+@dataclass
+class Check:
+    steps: list  # the graph program, as checked
+    check_order: bool = False
+    rule: str = None
+    example: int = None  # the Hypothesis example it belongs to, None outside @given
+
+
+@dataclass
+class PlannedTest:
+    nodeid: str
+    lineno: int
+    category: str
+    doc: str
+    checks: list = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    suite: str
+    tests: list  # [PlannedTest], in the order pytest ran them
+
+
+class _Recorder:
+    """Stands in for the engine while the suite runs on nothing: every check passes
+    (as on the reference) and is written down, grouped by test and example."""
+
+    def __init__(self):
+        self.tests = []  # one list of Check per test, in run order
+        self._context, self._example = None, -1
+
+    def begin_test(self, category=None):
+        self.tests.append([])
+        self._context, self._example = None, -1
+
+    def check(self, graph, check_order=False, rule=None):
+        context = _hypothesis_example()
+        if context is not None and context is not self._context:
+            self._context, self._example = context, self._example + 1
+        example = self._example if context is not None else None
+        self.tests[-1].append(Check(copy.deepcopy(graph.steps), bool(check_order), rule, example))
+
+    def outcome(self, graph):
+        raise ReplayUnsupported("a test reads a raw outcome (engine.outcome); only engine.check can be replayed")
+
+    def close(self):
+        pass
+
+
+def _hypothesis_example():
+    """The build context of the running Hypothesis example (one object per example), or None."""
+    from hypothesis.control import current_build_context, currently_in_test_context
+
+    return current_build_context() if currently_in_test_context() else None
+
+
+def record_plan(suite="public"):
+    """Run the suite once, recording; raises ReplayUnsupported if it cannot be replayed."""
+    from hypothesis import settings
+
+    recorder = _Recorder()
+    profile = settings.get_current_profile_name()
+    try:
+        report = run_suite(recorder, suite, report_file=None)
+    finally:
+        settings.load_profile(profile)  # the suites' conftest loads its own
+    entries = report.get("tests", [])
+    failed = [entry["nodeid"] for entry in entries if entry.get("outcome") != "passed"]
+    if failed or len(entries) != len(recorder.tests):
+        raise ReplayUnsupported(f"recording the {suite} suite: {len(entries)} tests ran, "
+                                f"{len(recorder.tests)} started, not passed: {failed[:5]}")
+    tests = [
+        PlannedTest(entry["nodeid"], entry.get("lineno") or 0, entry["metadata"]["category"],
+                    entry["metadata"].get("doc", ""), checks)
+        for entry, checks in zip(entries, recorder.tests)
+    ]
+    return Plan(suite, tests)
+
+
+_PLANS = {}
+
+
+def plan_for(suite="public"):
+    """The plan of `suite`, recorded once per process."""
+    if suite not in _PLANS:
+        _PLANS[suite] = record_plan(suite)
+    return _PLANS[suite]
+
+
+def grade_by_replay(path, suite="public", plan=None, limits=None, isolation=None, oracle=None):
+    """Like grader.grading.grade (same preparation, worker, engine and results), but
+    the suite's checks are replayed from `plan` instead of running pytest."""
+    plan = plan or plan_for(suite)
+    if plan.suite != suite:
+        raise ValueError(f"a plan of the {plan.suite} suite cannot grade the {suite} suite")
+    return grade(path, suite=suite, limits=limits, isolation=isolation, oracle=oracle,
+                 run=lambda engine: replay(engine, plan))
+
+
+def replay(engine, plan):
+    """Run the plan's tests on `engine`; returns a report like pytest-json-report's."""
+    return {"tests": [_run_test(engine, test) for test in plan.tests]}
+
+
+def _run_test(engine, test):
+    engine.begin_test(category=test.category)
+    failure = _first_failure(engine, test.checks)
+    finding = None
+    if failure is not None:
+        check, finding = failure
+        if check.example is not None:
+            # Hypothesis runs the failing example once more and reports that run
+            # (or the first failure, if the example now passes): do the same.
+            again = _first_failure(engine, [c for c in test.checks if c.example == check.example])
+            finding = again[1] if again else finding
+        finding = engine.refine(finding)  # as the pytest plugin does, once per failed test
+    metadata = {"category": test.category, "doc": test.doc}
+    if finding is not None:
+        metadata["finding"] = json.loads(json.dumps(finding.as_dict(), default=str))
+    return {"nodeid": test.nodeid, "lineno": test.lineno, "outcome": "passed" if finding is None else "failed",
+            "metadata": metadata}
+
+
+def _first_failure(engine, checks):
+    """(check, finding) of the first check that fails, in order; None if all pass."""
+    for check in checks:
+        try:
+            engine.check(graph_from_steps(check.steps), check_order=check.check_order, rule=check.rule)
+        except GradingFailure as failure:
+            return check, failure.finding
+        except Exception as error:  # noqa: BLE001 - an error in a test fails that test, as under pytest
+            return check, finding_from_exception(error)
+    return None

@@ -42,3 +42,12 @@ dist: $(VENV)/.grade-deps
 
 gradescope: $(VENV)/.grade-deps
 	$(PY) -m authoring.dist gradescope
+
+# Benchmarks (docs/PERFORMANCE.md): about 35 minutes on a 2-core machine.
+# Figures go to results/bench/*.json, the plot to docs/reverse_vs_forward.png.
+.PHONY: bench
+bench: $(VENV)/.dev-deps
+	$(PY) -m bench.engine_bench
+	$(PY) -m bench.modes_bench
+	$(PY) -m bench.feedback_bench
+	$(PY) -m bench.batch_bench

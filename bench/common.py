@@ -12,7 +12,6 @@ import os
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 KIT_ROOT = Path(__file__).resolve().parent.parent
@@ -62,10 +61,6 @@ def save(name, data):
     path = RESULTS_DIR / f"{name}.json"
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
-
-
-def stamp():
-    return time.perf_counter()
 
 
 def say(*parts):

@@ -13,7 +13,8 @@ have (+, *, **, relu) and then differentiated with backward():
 For each graph and engine: forward (building) and backward CPU seconds of the
 benchmark thread (wall seconds are recorded too, but on a shared machine they
 also count other jobs' time slices), nodes per second over both, and peak traced memory per node (tracemalloc, in a separate
-untimed pass because tracing slows allocation down several times).
+untimed pass on the graph's --quick size, about a tenth: tracing a million
+nodes takes minutes, and the bytes per node hardly depend on the size).
 
 micrograd's backward() sorts the graph with a recursive function, one Python
 frame per node of the longest path, so the chain needs a recursion limit above
@@ -174,25 +175,32 @@ def main(argv=None):
     record = {"machine": machine(), "rounds": args.rounds, "graphs": {}}
     for name in args.graphs.split(","):
         build, kwargs = GRAPHS[name], (QUICK[name] if args.quick else {})
-        leaves, root = build(engines["reference"], **kwargs)
-        nodes = count_nodes(root, PARENTS["reference"])
-        del leaves, root
+        nodes = _nodes(engines["reference"], build, kwargs)
         leaves, root = build(engines["micrograd"], **kwargs)
         assert count_nodes(root, PARENTS["micrograd"]) == nodes, "the graphs differ"
         del leaves, root
         gc.collect()
         say(f"{name}: {nodes} nodes")
-        memory = {engine: traced(engines[engine], build, kwargs) for engine in engines}
+        # Bytes per node hardly depend on the size, and tracing a million-node
+        # graph takes minutes: memory is traced on the small versions.
+        memory = {engine: traced(engines[engine], build, QUICK[name]) for engine in engines}
+        memory_nodes = _nodes(engines["reference"], build, QUICK[name])
         record["graphs"][name] = {"nodes": nodes}
         for mode in (("on", "off") if args.gc == "both" else (args.gc,)):
             say(f" garbage collector {mode}")
-            record["graphs"][name]["gc_" + mode] = compare(engines, build, kwargs, args.rounds, nodes, memory, mode == "on")
+            record["graphs"][name]["gc_" + mode] = compare(engines, build, kwargs, args.rounds, nodes, memory,
+                                                           memory_nodes, mode == "on")
     path = save("engine" + ("-quick" if args.quick else ""), record)
     say(f"figures: {path.relative_to(KIT_ROOT)}")
     return record
 
 
-def compare(engines, build, kwargs, rounds, nodes, memory, collector):
+def _nodes(Value, build, kwargs):
+    leaves, root = build(Value, **kwargs)
+    return count_nodes(root, PARENTS["reference"])
+
+
+def compare(engines, build, kwargs, rounds, nodes, memory, memory_nodes, collector):
     """Interleaved rounds of both engines on one graph; medians and ratios."""
     samples = interleave(
         engines, rounds, lambda engine: timed(engines[engine], build, kwargs, collector),
@@ -207,8 +215,8 @@ def compare(engines, build, kwargs, rounds, nodes, memory, collector):
             "backward_s": median([s["backward"] for s in samples[engine]]),
             "total_s": total,
             "nodes_per_s": nodes / total,
-            "peak_bytes_per_node": memory[engine]["peak"] / nodes,
-            "forward_bytes_per_node": memory[engine]["after_forward"] / nodes,
+            "peak_bytes_per_node": memory[engine]["peak"] / memory_nodes,
+            "forward_bytes_per_node": memory[engine]["after_forward"] / memory_nodes,
             "wall_s": median([s["wall"] for s in samples[engine]]),
             "samples_total_s": [round(s["total"], 4) for s in samples[engine]],
         }

@@ -1,0 +1,202 @@
+"""Target 4: grading a class, `python -m grader batch` against one pytest per student.
+
+    .venv/bin/python -m bench.batch_bench [--students 200] [--rounds 2] [--naive-sample 20]
+
+A class of 200 generated submissions (half the reference solution, four in ten
+one realistic mistake from tests/mutants.py, the rest the unfilled template and
+a syntax error; each file made distinct by a comment). Candidates, all with
+the isolation `detect()` picks here (bubblewrap when available):
+
+    replay-1  python -m grader batch CLASS --out grades.csv --jobs 1 --engine replay
+    replay-2  the same with --jobs 2 (replay is the default engine)
+    pytest-1  python -m grader batch CLASS --out grades.csv --jobs 1 --engine pytest
+    pytest-2  the same with --jobs 2
+    naive     one `python -m pytest grader/suites/public -c grader/suites/pytest.ini
+              --submission FILE -q` per submission, one after the other
+    naive-2   the same, two processes at a time (the machine's 2 cores)
+
+The naive way costs about one full pytest start-up per student, so by default
+it runs on an evenly spaced sample (--naive-sample) and its figure is seconds
+per submission; pass --naive-sample 200 to run it on the whole class.
+Rounds alternate the order of the candidates. Figures: median seconds per
+submission, submissions per second, the ratios, and for scale the time to
+start and stop one worker (the floor of any per-submission isolation).
+"""
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import KIT_ROOT, machine, median, save, say
+
+PY = str(KIT_ROOT / ".venv" / "bin" / "python")
+
+
+def environment():
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def make_class(folder, count):
+    """`count` submissions in `folder`; returns their paths in order."""
+    sys.path.insert(0, str(KIT_ROOT / "tests"))
+    from mutants import MUTANTS, mutant_source
+
+    reference = (KIT_ROOT / "reference" / "tiny_autograd.py").read_text(encoding="utf-8")
+    template = (KIT_ROOT / "student_template" / "tiny_autograd.py").read_text(encoding="utf-8")
+    paths = []
+    for number in range(count):
+        kind = number % 10
+        if kind < 5:
+            source = reference
+        elif kind < 9:
+            source = mutant_source(MUTANTS[(number // 10 * 4 + kind - 5) % len(MUTANTS)])
+        elif number % 20 == 9:
+            source = template
+        else:
+            source = reference.replace("def backward(self):", "def backward(self)", 1)  # a syntax error
+        path = Path(folder) / f"student{number:03d}.py"
+        path.write_text(f"# student {number}\n" + source, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def run(command, cwd=KIT_ROOT):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"{command} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def batch(folder, engine, jobs, out_dir):
+    out = Path(out_dir) / f"grades-{engine}-{jobs}.csv"
+    shutil.rmtree(out.with_name(out.stem + "-results"), ignore_errors=True)  # no reuse of earlier results
+    out.unlink(missing_ok=True)
+    result = run([PY, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", str(jobs), "--engine", engine])
+    rows = out.read_text(encoding="utf-8").splitlines()[1:]
+    errors = [row for row in rows if ",error," in row]
+    if len(rows) != len(list(Path(folder).iterdir())) or errors:
+        raise RuntimeError(f"batch did not grade every submission: {errors[:3]}")
+    return result
+
+
+def worker_start_seconds(count=15):
+    """Median seconds to start a worker on the reference (load it, report ready) and stop it."""
+    from grader import sandbox
+    from grader.worker_client import Worker
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-worker-"))
+    module = folder / "tiny_autograd.py"
+    shutil.copyfile(KIT_ROOT / "reference" / "tiny_autograd.py", module)
+    os.chmod(folder, 0o755)
+    os.chmod(module, 0o644)
+    isolation = sandbox.detect()
+    times = []
+    for _ in range(count):
+        worker = Worker(module, isolation=isolation)
+        started = time.perf_counter()
+        assert worker.start().ok
+        worker.stop()
+        times.append(time.perf_counter() - started)
+    shutil.rmtree(folder, ignore_errors=True)
+    return median(times), isolation.level
+
+
+def naive_command(path):
+    return [PY, "-m", "pytest", "grader/suites/public", "-c", "grader/suites/pytest.ini",
+            "-p", "no:cacheprovider", "--submission", str(path), "-q"]
+
+
+def naive(paths, width=1):
+    """(wall, CPU) seconds for one pytest process per submission, `width` at a time."""
+    if width == 1:
+        wall = cpu = 0.0
+        for path in paths:
+            w, c = run(naive_command(path))
+            wall, cpu = wall + w, cpu + c
+        return wall, cpu
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    pending, running = list(paths), []
+    while pending or running:
+        while pending and len(running) < width:
+            running.append(subprocess.Popen(naive_command(pending.pop()), cwd=KIT_ROOT, env=environment(),
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        running[0].wait()
+        running = [p for p in running if p.poll() is None]
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - started, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--naive-sample", type=int, default=20)
+    parser.add_argument("--jobs", default="1,2")
+    parser.add_argument("--engines", default="replay,pytest", help="batch --engine values to compare")
+    args = parser.parse_args(argv)
+    record = {"machine": machine(), "students": args.students, "rounds": args.rounds,
+              "naive_sample": args.naive_sample, "per_submission": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-class-") as tmp:
+        folder = Path(tmp) / "class"
+        folder.mkdir()
+        paths = make_class(folder, args.students)
+        step = max(1, len(paths) // max(1, args.naive_sample))
+        sample = paths[::step][: args.naive_sample]
+        candidates = [f"{engine}-{jobs}" for engine in args.engines.split(",")
+                      for jobs in args.jobs.split(",")] + ["naive", "naive-2"]
+        samples = {name: [] for name in candidates}
+        for number in range(args.rounds):
+            for name in (candidates if number % 2 == 0 else list(reversed(candidates))):
+                if name.startswith("naive"):
+                    wall, cpu = naive(sample, width=2 if name == "naive-2" else 1)
+                    count = len(sample)
+                else:
+                    engine, jobs = name.split("-")
+                    wall, cpu = batch(folder, engine, int(jobs), tmp)
+                    count = len(paths)
+                samples[name].append((wall / count, cpu / count))
+                say(f"round {number + 1} {name:8} {wall:7.1f} s for {count} submissions: "
+                    f"{wall / count:.3f} s each, {count / wall:.2f} submissions/s")
+        for name, values in samples.items():
+            per = median([w for w, _ in values])
+            record["per_submission"][name] = {
+                # CPU seconds are those of the process tree the benchmark waited for: right for
+                # the naive way, not for batch (its grading processes belong to a forkserver).
+                "wall_s": per, "cpu_s": median([c for _, c in values]), "submissions_per_s": 1.0 / per,
+                "samples_wall_s": [round(w, 4) for w, _ in values],
+            }
+        naive_per = record["per_submission"]["naive"]["wall_s"]
+        naive_2_per = record["per_submission"]["naive-2"]["wall_s"]
+        for name in candidates[:-2]:
+            figures = record["per_submission"][name]
+            figures["speedup_vs_naive"] = naive_per / figures["wall_s"]
+            figures["speedup_vs_naive_same_width"] = (naive_per if name.endswith("-1") else naive_2_per) / figures["wall_s"]
+            figures["class_of_200_s"] = figures["wall_s"] * 200
+        record["per_submission"]["naive"]["class_of_200_s"] = naive_per * 200
+        record["per_submission"]["naive-2"]["class_of_200_s"] = naive_2_per * 200
+        say("; ".join(f"{name}: {v['wall_s']:.3f} s/submission, {v['submissions_per_s']:.2f}/s"
+                      + (f", {v['speedup_vs_naive']:.1f}x naive" if "speedup_vs_naive" in v else "")
+                      for name, v in record["per_submission"].items()))
+        seconds, level = worker_start_seconds()
+        record["worker_start_s"], record["isolation"] = seconds, level
+        say(f"one worker start and stop ({level}): {seconds:.3f} s")
+    path = save("batch", record)
+    say(f"figures: {path.relative_to(KIT_ROOT)}")
+    return record
+
+
+if __name__ == "__main__":
+    main()

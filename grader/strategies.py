@@ -240,22 +240,14 @@ def _sampled(choices):
     return st.sampled_from(choices)
 
 
-def leaf_data():
-    """A leaf value: often a special one (0, ±1, ...), else a multiple of 0.01 in [-3, 3]."""
-    return _LEAF_DATA
-
-
-def seed_derivatives():
-    """A Dual seed derivative: mostly not 1, sometimes 0."""
-    return _SEED_DERIVATIVES
-
-
 def constants():
     """A constant operand (never 0, never 1)."""
     return _sampled(CONSTANTS)
 
 
+# A leaf value: often a special one (0, ±1, ...), else a multiple of 0.01 in [-3, 3].
 _LEAF_DATA = st.one_of(st.sampled_from(SPECIAL_LEAVES), st.integers(-300, 300).map(lambda i: i / 100))
+# A Dual seed derivative: mostly not 1, sometimes 0.
 _SEED_DERIVATIVES = st.one_of(st.sampled_from((2.5, -1.0, 0.5, 0.0, 1.0)), st.integers(-300, 300).map(lambda i: i / 100))
 _SHAPES = ("node op node", "node op itself", "node op constant")
 _REFLECTED_SHAPES = _SHAPES + ("constant op node",)

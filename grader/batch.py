@@ -34,13 +34,16 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import stat
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from grader import files
 from grader.plugin import CATEGORIES
-from grader.submission import SKIPPED_DIRS
+from grader.submission import SKIPPED_DIRS, walk_submission
+from grader.text import file_name, one_line
 from grader.worker_client import Limits
 
 GRADER_DIR = Path(__file__).resolve().parent
@@ -48,6 +51,9 @@ KIT_ROOT = GRADER_DIR.parent
 WATCHDOG_MARGIN_SECONDS = 120.0  # beyond the submission's own limits
 # The grader's files that decide a result (caches such as .hypothesis/ do not).
 FINGERPRINTED = (".py", ".toml", ".json", ".ini", ".cfg", ".txt")
+MAX_HASHED_BYTES = 64 * 1024 * 1024  # of one file: a submission is at most 1 MiB
+# Cells that a spreadsheet would read as a formula (or a command) when they start so.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
 
 
 @dataclass
@@ -86,46 +92,101 @@ def find_submissions(folder, exclude=()):
     """[(student, path)] for each direct child of `folder`, sorted by name.
 
     Hidden entries (.git, .DS_Store) and caches are not students. A file's
-    student name is its stem unless another child would get the same name."""
+    student name is its stem unless another child would get the same name.
+    Names are shown as a person reads them (grader/text.py: file_name); the
+    path keeps the bytes on disk."""
     folder = Path(folder)
-    excluded = {Path(p).resolve() for p in exclude}
-    children = sorted(
-        child for child in folder.iterdir()
-        if not child.name.startswith((".", "~")) and child.name not in SKIPPED_DIRS
-        and child.resolve() not in excluded
-    )
+    excluded = {os.path.realpath(p) for p in exclude}
+    children = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.name.startswith((".", "~")) or entry.name in SKIPPED_DIRS:
+                continue
+            if os.path.realpath(entry.path) in excluded:
+                continue
+            children.append(entry)
+    children.sort(key=lambda entry: os.fsencode(entry.name))
+
+    def stem(entry):
+        name = file_name(entry.name)
+        is_dir = _is_dir(entry)
+        return name if is_dir or "." not in name.lstrip(".") else name.rsplit(".", 1)[0]
+
     stems = {}
-    for child in children:
-        stem = child.stem if child.is_file() else child.name
-        stems[stem] = stems.get(stem, 0) + 1
-    found = []
-    for child in children:
-        name = child.stem if child.is_file() and stems[child.stem] == 1 else child.name
-        found.append((name, child))
+    for entry in children:
+        stems[stem(entry)] = stems.get(stem(entry), 0) + 1
+    found, taken = [], {}
+    for entry in children:
+        name = stem(entry) if stems[stem(entry)] == 1 else file_name(entry.name)
+        taken[name] = taken.get(name, 0) + 1
+        if taken[name] > 1:  # names whose bytes differ but read the same (invalid bytes, say)
+            name += "~" + hashlib.sha256(os.fsencode(entry.name)).hexdigest()[:6]
+        found.append((name, Path(entry.path)))
     return found
 
 
+def _is_dir(entry):
+    try:
+        return entry.is_dir()  # a link to a folder counts as the folder, as for `grade`
+    except OSError:
+        return False
+
+
 def content_hash(path):
-    """sha256 of what a student handed in: the file's bytes, or every file of
-    the folder (relative path and bytes) outside caches and VCS folders."""
+    """sha256 of what a student handed in: the file's bytes, or every entry of
+    the folder (relative path and bytes; a link's target; a special file's
+    kind) outside caches and VCS folders. Never blocks, never raises: whatever
+    cannot be read is hashed as what it is (see `_digest_file`)."""
     path = Path(path)
     digest = hashlib.sha256()
-    if not (path.is_file() or path.is_dir()):
-        digest.update(b"special\0")  # a pipe or a device: never read it (reading could block)
-        return digest.hexdigest()
-    if path.is_file():
-        digest.update(b"file\0")
-        digest.update(path.read_bytes())
+    try:
+        is_dir = path.is_dir()
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        digest.update(b"file\0" + _digest_file(path))
         return digest.hexdigest()
     digest.update(b"folder\0")
-    if path.is_dir():
-        for item in sorted(path.rglob("*")):
-            relative = item.relative_to(path)
-            if SKIPPED_DIRS & set(relative.parts) or not item.is_file():
-                continue
-            digest.update(str(relative.as_posix()).encode() + b"\0")
-            digest.update(hashlib.sha256(item.read_bytes()).digest())
+    entries, complete = walk_submission(path)
+    for relative, kind in entries:
+        digest.update(os.fsencode(relative) + b"\0" + kind.encode() + b"\0")
+        if kind == "file":
+            digest.update(_digest_file(path / relative))
+        elif kind == "link":
+            try:
+                digest.update(os.fsencode(os.readlink(path / relative)))
+            except OSError:
+                pass
+    if not complete:
+        digest.update(b"\0truncated")
     return digest.hexdigest()
+
+
+def _digest_file(path, limit=MAX_HASHED_BYTES):
+    """The sha256 of a regular file's first `limit` bytes; for anything else (a
+    pipe, a device, /proc) a marker of what it is: opened without blocking and
+    read only if it is a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        return b"unreadable:" + str(error.errno).encode()
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b"special:" + str(stat.S_IFMT(info.st_mode)).encode()
+        digest = hashlib.sha256()
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            digest.update(chunk)
+            left -= len(chunk)
+        return digest.digest()
+    except OSError as error:
+        return b"unreadable:" + str(error.errno).encode()
+    finally:
+        os.close(fd)
 
 
 def grader_fingerprint(suite, lang, limits):
@@ -149,10 +210,11 @@ def grader_fingerprint(suite, lang, limits):
 
 def previous_row(job, fingerprint):
     """The row of an earlier run whose results still hold, else None."""
+    text = files.read_own(job.results_file)  # never through a link, never someone else's file
     try:
-        data = json.loads(Path(job.results_file).read_text(encoding="utf-8"))
+        data = json.loads(text)
         batch = data["extra_data"]["batch"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError):
         return None
     if batch.get("content_sha256") != job.content_hash or batch.get("grader_fingerprint") != fingerprint:
         return None
@@ -183,7 +245,6 @@ def _row_from_results(student, data, reused=False, seconds=0.0):
 def grade_job(job, options, oracle=None):
     """Grade one submission, write its results file, return its Row. Never raises."""
     from grader import results
-    from grader.cli import write_json
     from grader.grading import grade
 
     started = time.monotonic()
@@ -191,7 +252,7 @@ def grade_job(job, options, oracle=None):
         if not (Path(job.path).is_file() or Path(job.path).is_dir()):
             # A pipe or a device: reading it could block the grader forever.
             status = "problem"
-            note = f"{Path(job.path).name}: not a regular file or folder; nothing was graded"
+            note = f"{job.student}: not a regular file or folder; nothing was graded"
             data = error_results(note)
         else:
             if options.plan is not None:
@@ -205,7 +266,7 @@ def grade_job(job, options, oracle=None):
             note = result.first_line(options.lang) if result.problem else ""
     except Exception as error:  # the grader failed, not the submission
         status = "error"
-        note = f"the grader failed on this submission: {type(error).__name__}: {error}"[:500]
+        note = one_line(f"the grader failed on this submission: {type(error).__name__}: {error}", 500)
         data = error_results(note)
     data.setdefault("extra_data", {})["batch"] = {
         "student": job.student,
@@ -215,9 +276,9 @@ def grade_job(job, options, oracle=None):
         "note": note,
     }
     try:
-        write_json(job.results_file, data)
+        files.write_json(job.results_file, data)
     except OSError as error:
-        status, note = "error", f"could not write {job.results_file}: {error}"
+        status, note = "error", one_line(f"could not write {job.results_file}: {error}", 500)
     row = _row_from_results(job.student, data, seconds=time.monotonic() - started)
     row.status, row.note = status, note
     return row
@@ -359,10 +420,8 @@ def _failed(job, options, note):
         "status": "error",
         "note": note,
     }
-    from grader.cli import write_json
-
     try:
-        write_json(job.results_file, data)
+        files.write_json(job.results_file, data)
     except OSError:
         pass
     return Row(job.student, "error", note=note)
@@ -379,22 +438,25 @@ def write_gradebook(path, rows):
     writer.writerow(["student", "total", *present, "max_total", "status", "note"])
     for row in sorted(rows, key=lambda r: r.student):
         writer.writerow([
-            row.student,
+            _cell(row.student),
             _number(row.score),
             *(_number(row.categories.get(c, 0.0)) for c in present),
             _number(row.max_score),
-            row.status,
-            row.note.splitlines()[0] if row.note else "",
+            _cell(row.status),
+            _cell(row.note.splitlines()[0] if row.note else ""),
         ])
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(buffer.getvalue(), encoding="utf-8")
-    temporary.replace(path)
+    files.write_private(path, buffer.getvalue())
 
 
 def _number(value):
     return f"{value:g}"
+
+
+def _cell(text):
+    """Text for a CSV cell that a spreadsheet shows as text: on one line, without
+    control characters, and never read as a formula (a leading ' says "text")."""
+    text = one_line(text, 500)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def results_folder(out_csv):
@@ -402,12 +464,34 @@ def results_folder(out_csv):
     return out_csv.with_name(out_csv.stem + "-results")
 
 
-def _safe_name(student):
-    """A file name for the student's results; distinct students keep distinct names."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_.@+" else "_" for ch in student).lstrip(".") or "_"
-    if safe != student:
-        safe += "-" + hashlib.sha256(student.encode()).hexdigest()[:8]
-    return safe
+def results_names(students):
+    """{student: results file name}: one file per student, never shared.
+
+    A plain name (letters, digits, `-_.@+`, at most 100 characters) is kept as
+    it is unless another student's name is the same but for case (a folder on
+    macOS or Windows would hold both in one file); every other name is made safe
+    and gets a hash of the student's exact name."""
+    def plain(name):
+        return len(name) <= 100 and all(ch.isascii() and (ch.isalnum() or ch in "-_.@+") for ch in name) \
+            and not name.startswith(".")
+
+    folded = {}
+    for student in students:
+        folded.setdefault(student.casefold(), []).append(student)
+    names = {}
+    for student in students:
+        if plain(student) and len(folded[student.casefold()]) == 1:
+            names[student] = student
+            continue
+        safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.@+") else "_" for ch in student)
+        digest = hashlib.sha256(student.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
+        names[student] = f"{safe.lstrip('.')[:80] or '_'}-{digest}"
+    taken = set()
+    for student in sorted(names):  # a plain name may still equal another's safe one
+        while names[student].casefold() in taken:
+            names[student] += "-" + hashlib.sha256(names[student].encode()).hexdigest()[:4]
+        taken.add(names[student].casefold())
+    return names
 
 
 def parse_shard(text):
@@ -427,8 +511,8 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder} is not a folder of submissions")
     limits = limits or Limits()
-    out_dir = results_folder(out_csv)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = files.ensure_folder(results_folder(out_csv))
+    os.chmod(out_dir, files.FOLDER_MODE)  # classmates' results are nobody else's business
     options = Options(suite=suite, lang=lang, limits=limits, fingerprint=grader_fingerprint(suite, lang, limits))
     students = find_submissions(folder, exclude=(out_csv, out_dir))
     if shard:
@@ -436,8 +520,9 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
         students = [s for number, s in enumerate(students) if number % count == index - 1]
     started = time.monotonic()
     rows, todo = [], []
+    names = results_names([student for student, _ in students])
     for student, path in students:
-        job = Job(student, str(path), str(out_dir / f"{_safe_name(student)}.json"), content_hash(path))
+        job = Job(student, str(path), str(out_dir / f"{names[student]}.json"), content_hash(path))
         previous = previous_row(job, options.fingerprint)
         if previous is not None:
             rows.append(previous)
@@ -454,8 +539,8 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
         rows.append(row)
         mark = {"graded": "", "problem": "  [problem]", "error": "  [ERROR]"}.get(row.status, "")
         done = sum(1 for r in rows if not r.reused)
-        print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {row.student}: {row.score:g}/{row.max_score:g}"
-              f"  ({row.seconds:.2f} s){mark}", file=stream, flush=True)
+        print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {one_line(row.student, 80)}: "
+              f"{row.score:g}/{row.max_score:g}  ({row.seconds:.2f} s){mark}", file=stream, flush=True)
 
     run_jobs(todo, options, jobs, progress)
     write_gradebook(out_csv, rows)

@@ -7,13 +7,12 @@ when the grader itself could not run.
 """
 
 import argparse
-import json
 import locale
 import os
 import sys
 from pathlib import Path
 
-from grader import batch, html_report, results, terminal
+from grader import batch, files, html_report, results, sandbox, terminal
 from grader.grading import SUITES, grade
 
 
@@ -45,25 +44,36 @@ def build_parser():
     return parser
 
 
-def write_json(path, data):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    temporary.replace(path)
+def say(message):
+    print(f"grader: {message}", file=sys.stderr)
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
     lang = args.lang or default_lang()
+    try:
+        isolation = sandbox.detect()
+    except sandbox.IsolationUnavailable as error:
+        say(f"cannot grade safely here: {error}")
+        return 2
     if args.command == "batch":
         return batch.main(args, lang)
     out = Path(args.out)
-    raw_report = out.with_name(out.stem + ".pytest.json")
-    result = grade(args.submission, suite=args.suite, report_file=raw_report)
-    write_json(out, results.FORMATS[args.format](result, lang))
+    result = grade(args.submission, suite=args.suite, isolation=isolation)
+    try:
+        files.write_json(out, results.FORMATS[args.format](result, lang))
+    except OSError as error:
+        say(f"could not write the results to {out}: {error}")
+        return 1
+    # The debugging copy and the report come second: a problem with them never costs the results.
+    extras = [(out.with_name(out.stem + ".pytest.json"), lambda path: files.write_json(path, result.raw_report))]
     if args.html:
-        html_report.write(result, args.html, lang)
+        extras.append((Path(args.html), lambda path: html_report.write(result, path, lang)))
+    for path, write in extras:
+        try:
+            write(path)
+        except OSError as error:
+            say(f"could not write {path}: {error}")
     if not args.quiet:
         terminal.summary(result, lang, out, html_path=args.html)
     return 0

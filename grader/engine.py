@@ -132,7 +132,8 @@ class Engine:
                 # must not buy itself extra time through its failures.
                 budget_seconds=min(SHRINK_BUDGET_SECONDS, self.worker.limits.budget_seconds),
             )
-            self._shrink_worker = Worker(self.worker.submission_file, limits, self.worker.isolation)
+            self._shrink_worker = Worker(self.worker.submission_file, limits, self.worker.isolation,
+                                         box=self.worker.box)
             self._own_shrink_worker = True
         return self._shrink_worker
 

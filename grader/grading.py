@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 from pytest_jsonreport.plugin import JSONReport
 
-from grader import sandbox
+from grader import cgroups, sandbox
 from grader.engine import Engine
+from grader.keeper import KEEPER
 from grader.oracle_recorded import default_oracle
 from grader.plugin import GraderPlugin
 from grader.results import SUITES_DIR, GradeResult, tests_from_report
 from grader.submission import prepare
+from grader.text import file_name
 from grader.worker_client import Limits, Reply, Worker
 
 SUITES = ("public", "hidden", "all")
@@ -51,7 +53,7 @@ def suite_paths(suite):
     return [SUITES_DIR / name for name in names if (SUITES_DIR / name).is_dir()]
 
 
-def run_suite(engine, suite, report_file, quiet=True):
+def run_suite(engine, suite, quiet=True):
     """Run the suite with pytest in this process; returns the pytest-json-report dict."""
     args = [
         *map(str, suite_paths(suite)),
@@ -80,31 +82,30 @@ def run_suite(engine, suite, report_file, quiet=True):
         exit_code = pytest.main(args, plugins=[GraderPlugin(engine), recorder])
     if exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise RuntimeError(f"the grader's own suite did not run (pytest exit code {exit_code}):\n{sink.getvalue()[-3000:]}")
-    report = json.loads(json.dumps(recorder.report, default=str))
-    if report_file:
-        recorder.save_report(str(report_file))  # a copy for debugging; grading never reads it
-    return report
+    return json.loads(json.dumps(recorder.report, default=str))
 
 
-def grade(path, suite="public", report_file=None, limits=None, isolation=None, oracle=None, run=None):
-    """Grade the submission at `path`; always returns a GradeResult.
+def grade(path, suite="public", limits=None, isolation=None, oracle=None, run=None):
+    """Grade the submission at `path`; always returns a GradeResult (its `raw_report`
+    is the pytest-json-report, for a debugging copy).
 
     `run(engine) -> report` replaces the pytest run (see grader/replay.py)."""
     started = time.monotonic()
     isolation = isolation or sandbox.detect()
+    limits = limits or Limits()
     prepared = prepare(path)
-    workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+    workdir = private_workdir()
+    box = open_box(isolation, limits)
     try:
-        problem, notes, worker = start_worker(prepared, workdir, limits, isolation)
+        problem, notes, worker = start_worker(prepared, workdir, limits, isolation, box)
         engine = Engine(worker, oracle or default_oracle(), locate=prepared.where)
-        report_file = report_file or workdir / "report.json"
         try:
-            report = run(engine) if run else run_suite(engine, suite, report_file)
+            report = run(engine) if run else run_suite(engine, suite)
         finally:
             engine.close()
             worker.stop()
         return GradeResult(
-            submission=str(path),
+            submission=file_name(os.fsencode(path)),
             suite=suite,
             tests=tests_from_report(report),
             problem=problem,
@@ -112,25 +113,48 @@ def grade(path, suite="public", report_file=None, limits=None, isolation=None, o
             printed=worker.printed(),
             isolation=isolation.describe(),
             execution_time=time.monotonic() - started,
+            raw_report=report,
         )
     finally:
+        close_box(box)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def start_worker(prepared, workdir, limits, isolation):
+def private_workdir():
+    """A folder for one submission's files: others may pass through it (a worker's
+    uid must reach its own copy inside) but not list or read it."""
+    workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+    os.chmod(workdir, 0o711)
+    return workdir
+
+
+def open_box(isolation, limits):
+    """The submission's control group (grader/cgroups.py), or None where there is none."""
+    if not isolation.cgroups:
+        return None
+    box = cgroups.Box.create(limits.submission_memory_bytes, limits.submission_tasks)
+    if box is not None:
+        KEEPER.watch("cgroup", box.key())
+    return box
+
+
+def close_box(box):
+    if box is not None:
+        box.kill()
+        box.remove()
+        KEEPER.forget("cgroup", box.key())
+
+
+def start_worker(prepared, workdir, limits, isolation, box=None):
     """(problem, notes, worker): a running worker, or a DeadWorker and the reason."""
     if prepared.problem:
         problem = {"en": prepared.problem.en, "zh": prepared.problem.zh}
         return problem, [], DeadWorker(prepared.problem.en)
-    folder = workdir / "submission"
-    folder.mkdir()
-    module = folder / "tiny_autograd.py"
-    module.write_text(prepared.source, encoding="utf-8")
-    # The worker may run as another user: let it read (never write) its own copy.
-    os.chmod(workdir, 0o755)
-    os.chmod(folder, 0o755)
-    os.chmod(module, 0o644)
-    worker = Worker(module, limits or Limits(), isolation)
+    module = workdir / "prepared.py"  # the grader's copy; each worker gets a private one (Worker._stage)
+    fd = os.open(module, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(prepared.source.encode("utf-8", errors="replace"))
+    worker = Worker(module, limits or Limits(), isolation, box=box)
     report = worker.start()
     if not report.ok:
         problem = _load_problem(prepared, report)

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from grader.files import write_private
 from grader.program import render_step
 
 MAX_DRAWN_NODES = 60  # larger graphs are described, not drawn
@@ -365,12 +366,7 @@ def render(result, lang="en", use_dot=True):
 
 
 def write(result, path, lang="en", use_dot=True):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(render(result, lang, use_dot), encoding="utf-8")
-    temporary.replace(path)
-    return path
+    return write_private(path, render(result, lang, use_dot))
 
 
 def _categories(result):

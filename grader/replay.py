@@ -91,7 +91,7 @@ def record_plan(suite="public"):
     recorder = _Recorder()
     profile = settings.get_current_profile_name()
     try:
-        report = run_suite(recorder, suite, report_file=None)
+        report = run_suite(recorder, suite)
     finally:
         settings.load_profile(profile)  # the suites' conftest loads its own
     entries = report.get("tests", [])

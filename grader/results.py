@@ -53,6 +53,7 @@ class GradeResult:
     printed: str = ""  # the submission's own output, capped
     isolation: str = ""
     execution_time: float = 0.0
+    raw_report: dict = field(default=None, repr=False, compare=False)  # pytest-json-report, for debugging
 
     @property
     def score(self):

@@ -1,25 +1,30 @@
-"""How the worker process is started and ended: the isolation layers around student code.
+"""How the worker process is started: the isolation levels around student code.
 
 Levels, strongest first (detected once per process, never assumed):
 
     bubblewrap  Linux: bwrap namespaces (pid, net, ipc, uts), read-only /usr,
                 a private size-capped /tmp, only the worker code and the
                 submission mounted (nothing of the kit, no site-packages);
-                as root, the worker drops to uid `nobody` with no-new-privs and
-                no capabilities. Its processes die with the namespace.
+                as root, each worker runs as a throwaway uid of its own with
+                no-new-privs and no capabilities. Its processes die with the namespace.
     unprivileged  Linux as root when namespaces are not available (typically a
                 container): a plain process run as a throwaway uid of its own
                 (no other process has it) with no-new-privs and no capabilities,
                 so it cannot signal or read the grader or other workers, write
-                the kit, or fork without bound. It still sees the world-readable
-                part of the file system, a shared /tmp, and the network.
-    process     everywhere: a fresh `python -I` in its own session, as the
-                grader's own user.
+                the kit, or fork without bound.
+    process     a fresh `python -I` in its own session, as the grader's own user.
+                As root (where neither level above works) it is refused unless
+                asked for by name: student code would run as root.
 
-Every level also gets the rlimits of grader/worker/limits.py, the time limits,
-process-group kill, output cap and reply validation of grader/worker_client.py,
-and an environment scrubbed to an allow-list. Outside bubblewrap, ending a
-worker also sweeps the processes it left behind (see `sweep`).
+Every level also gets, where the kernel offers them, the worker's own
+confinement (grader/worker/confine.py: Landlock on files, TCP and signals;
+seccomp on keyrings, System V IPC, message queues and ptrace), a control group
+per submission (grader/cgroups.py: memory and tasks of all its processes), the
+rlimits of grader/worker/limits.py, and the time limits, process-group kill,
+output cap and reply validation of grader/worker_client.py, with an environment
+scrubbed to an allow-list. Outside bubblewrap, ending a worker also sweeps the
+processes it left behind (grader/sweep.py), and a keeper process does it if the
+grader itself dies (grader/keeper.py).
 
 `GRADER_ISOLATION=bubblewrap|unprivileged|process` (or `detect(level)`) asks for one
 level; asking for one that does not work here raises `IsolationUnavailable`
@@ -34,24 +39,25 @@ import multiprocessing.util
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader import cgroups
+
 WORKER_DIR = Path(__file__).resolve().parent / "worker"
 NOBODY = 65534
-# Throwaway uids of the unprivileged level: THROWAWAY_UIDS + n, n < THROWAWAY_COUNT.
-# A range no distribution, systemd or container tool hands out (they stay below 0x70000000).
+# Throwaway uids: THROWAWAY_UIDS + n, n < THROWAWAY_COUNT. A range no
+# distribution, systemd or container tool hands out (they stay below 0x70000000).
 THROWAWAY_UIDS = 0x7A000000
 THROWAWAY_COUNT = 1 << 24
 SYSTEM_PYTHON = "/usr/bin/python3"
 TMPFS_BYTES = 64 * 1024 * 1024  # the private /tmp of a bubblewrap worker
 LEVELS = ("bubblewrap", "unprivileged", "process")
-TOKEN_VARIABLE = "GRADER_WORKER"  # marks a worker's processes (not a secret)
+INSIDE_WORKER_DIR = "/grader-worker"  # where bubblewrap mounts the worker code
+INSIDE_SUBMISSION_DIR = "/submission"
 
 # The only variables the worker sees: no tokens, no secrets, nothing from CI.
 SAFE_ENVIRONMENT = {
@@ -65,7 +71,6 @@ SAFE_ENVIRONMENT = {
 }
 
 
-
 def drop_privileges(uid):
     """setpriv: real and effective uid and gid `uid`, no supplementary groups, no way
     back to privileges (no-new-privs), and no capabilities left anywhere."""
@@ -77,7 +82,8 @@ def drop_privileges(uid):
 
 def throwaway_uid():
     """A uid no running process has: concurrent workers can neither signal nor
-    trace each other, and each has its own RLIMIT_NPROC count."""
+    trace each other, each has its own RLIMIT_NPROC count, and what the kernel
+    keeps per uid (keyrings, say) is never met again by another worker."""
     in_use = set()
     for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
         try:
@@ -95,17 +101,20 @@ def is_throwaway(uid):
 
 
 class IsolationUnavailable(RuntimeError):
-    """A level was asked for (GRADER_ISOLATION or detect(level)) that does not work here."""
+    """A level was asked for (GRADER_ISOLATION or detect(level)) that does not work here,
+    or none is safe to use (a root grader that cannot drop privileges)."""
 
 
 @dataclass(frozen=True)
 class Isolation:
     level: str  # "bubblewrap", "unprivileged" or "process"
     python: str  # the interpreter the worker runs
-    run_as: object = None  # None: the grader's uid; an int: that uid; "throwaway": a fresh uid per worker
+    run_as: object = None  # None: the grader's uid; "throwaway": a fresh uid per worker
     notes: str = ""  # why this level and not a stronger one
     layers: tuple = ()  # what holds at this level, for the results
     hidden_paths: tuple = field(default=(), compare=False)  # bubblewrap: paths masked by empty tmpfs
+    confined: tuple = ()  # what the worker's own confinement holds here (probed)
+    cgroups: bool = False  # a control group per submission
 
     def describe(self):
         """One line for the results and the summary: level, layers, and why."""
@@ -125,7 +134,7 @@ def detect(requested="auto"):
     if requested not in ("auto", *LEVELS):
         raise ValueError(f"unknown isolation level {requested!r}; choose auto or one of {LEVELS}")
     if requested == "process":
-        return _process_level("requested")
+        return _process_level("requested" + (": student code runs as root" if _as_root() else ""))
     reasons = []
     for level, probe in (("bubblewrap", _bubblewrap_level), ("unprivileged", _unprivileged_level)):
         if requested not in ("auto", level):
@@ -138,7 +147,16 @@ def detect(requested="auto"):
         if requested == level:
             raise IsolationUnavailable(f"{level} isolation was requested but {why}")
         reasons.append(why)
+    if _as_root():
+        raise IsolationUnavailable(
+            "the grader runs as root and cannot run student code as another user here ("
+            + "; ".join(reasons) + "). Install bubblewrap or setpriv (util-linux), run the grader as a "
+            "normal user, or set GRADER_ISOLATION=process to grade as root anyway (not for official grades)")
     return _process_level("; ".join(reasons))
+
+
+def _as_root():
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -147,45 +165,80 @@ def _bubblewrap_level():
         return None, f"there are no namespaces on {sys.platform}"
     if not shutil.which("bwrap"):
         return None, "bubblewrap is not installed"
-    as_root = os.geteuid() == 0
+    as_root = _as_root()
     drop = as_root and bool(shutil.which("setpriv"))
     python = SYSTEM_PYTHON if as_root and os.path.exists(SYSTEM_PYTHON) else sys.executable
     hidden = _paths_to_hide(python)
     if hidden is None:
         return None, f"{python} cannot run the worker"
+    run_as = "throwaway" if drop else None
+    candidate = Isolation("bubblewrap", python, run_as, "", (), tuple(hidden))
+    probe = bubblewrap_command(candidate, staged_worker_dir(), None,
+                               ["-c", _probe_script(INSIDE_WORKER_DIR, ["/tmp"])], uid=_probe_uid(candidate))
+    confined = _probe(probe, None)
+    if confined is None:
+        return None, "bubblewrap is installed but cannot create namespaces here"
     layers = ["pid/net/ipc/uts namespaces", "read-only system", "private /tmp", "kit not mounted"]
     if drop:
-        layers += ["uid nobody", "no-new-privs", "no capabilities"]
+        layers += ["own throwaway uid", "no-new-privs", "no capabilities"]
     elif as_root:
         layers += ["uid 0 without capabilities"]
-    run_as = NOBODY if drop else None
-    candidate = Isolation("bubblewrap", python, run_as, "", tuple(layers + _common_layers()), tuple(hidden))
-    probe = bubblewrap_command(candidate, staged_worker_dir(), None, ["-c", _PROBE % "/grader-worker"])
-    if not _runs(probe, None):
-        return None, "bubblewrap is installed but cannot create namespaces here"
-    return candidate, ""
+    return _finish(candidate, layers, confined), ""
 
 
 @functools.lru_cache(maxsize=None)
 def _unprivileged_level():
     if not sys.platform.startswith("linux"):
         return None, f"setpriv is Linux-only ({sys.platform})"
-    if os.geteuid() != 0:
+    if not _as_root():
         return None, "only root can run the worker as another user"
     if not shutil.which("setpriv"):
         return None, "setpriv is not installed"
     python = SYSTEM_PYTHON if os.path.exists(SYSTEM_PYTHON) else sys.executable
     worker_dir = staged_worker_dir()
-    if not _runs(drop_privileges(throwaway_uid()) + [python, "-I", "-B", "-c", _PROBE % worker_dir], "/"):
+    confined = _probe(drop_privileges(throwaway_uid()) + [python, "-I", "-B", "-c", _probe_script(worker_dir, [])],
+                      "/")
+    if confined is None:
         return None, f"an unprivileged uid cannot run {python} on the worker"
-    layers = ["own throwaway uid", "no-new-privs", "no capabilities", "orphan sweep"]
-    why = "no namespaces here: the worker still sees the file system and the network"
-    return Isolation("unprivileged", python, "throwaway", why, tuple(layers + _common_layers())), ""
+    layers = ["own throwaway uid", "no-new-privs", "no capabilities", "orphan sweep", "keeper"]
+    why = "no namespaces here"
+    if "landlock files" not in confined:
+        why += ": the worker still sees the file system and the network"
+    candidate = Isolation("unprivileged", python, "throwaway", why)
+    return _finish(candidate, layers, confined), ""
+
+
+@functools.lru_cache(maxsize=None)
+def _process_confinement():
+    return _probe([sys.executable, "-I", "-B", "-c", _probe_script(staged_worker_dir(), [])], "/") or ()
 
 
 def _process_level(why):
-    layers = ["orphan sweep"] if sys.platform.startswith("linux") else []
-    return Isolation("process", sys.executable, None, why, tuple(layers + _common_layers()))
+    layers = ["orphan sweep", "keeper"] if sys.platform.startswith("linux") else []
+    candidate = Isolation("process", sys.executable, None, why)
+    return _finish(candidate, layers, _process_confinement() if sys.platform.startswith("linux") else ())
+
+
+def _finish(candidate, layers, confined):
+    """The level with every layer that holds, in the order the results list them."""
+    with_cgroups = cgroups.hierarchy() is not None
+    layers = [*layers, *(name for name in _confinement_layers(confined) if name not in layers)]
+    if with_cgroups:
+        layers.append(f"cgroup v{cgroups.hierarchy().version} per submission (memory, tasks)")
+    layers += _common_layers()
+    return dataclasses.replace(candidate, layers=tuple(layers), confined=tuple(confined), cgroups=with_cgroups)
+
+
+def _confinement_layers(confined):
+    names = []
+    if "no-new-privs" in confined:
+        names.append("no-new-privs")
+    landlock = [name.split()[1] for name in confined if name.startswith("landlock ")]
+    if landlock:
+        names.append("landlock " + "/".join(landlock))
+    if "seccomp" in confined:
+        names.append("seccomp keyrings/ipc/ptrace")
+    return names
 
 
 def _common_layers():
@@ -201,16 +254,32 @@ def _common_layers():
     return layers
 
 
-# Imports the worker's own modules: checks the interpreter can read and run them.
-_PROBE = "import sys; sys.path.insert(0, %r); import interpreter, limits"
+def _probe_script(worker_dir, writable):
+    """Imports the worker's modules and applies its confinement: prints what held."""
+    return (
+        "import json, os, sys; sys.path.insert(0, %r); import interpreter, limits, confine; "
+        "prefixes = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}); "
+        "print(json.dumps(confine.confine(confine.readable_paths(prefixes, [%r]), %r)))"
+    ) % (worker_dir, worker_dir, list(writable))
 
 
-def _runs(command, cwd):
+def _probe_uid(isolation):
+    return throwaway_uid() if isolation.run_as == "throwaway" else None
+
+
+def _probe(command, cwd):
+    """The confinement names the probe printed, or None if it did not run."""
     try:
         done = subprocess.run(command, capture_output=True, timeout=20, env=SAFE_ENVIRONMENT, cwd=cwd)
     except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+        return None
+    if done.returncode != 0:
+        return None
+    try:
+        held = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return ()
+    return tuple(name for name in held if isinstance(name, str))
 
 
 def _paths_to_hide(python):
@@ -246,8 +315,8 @@ def _paths_to_hide(python):
 def staged_worker_dir():
     """A private copy of the worker's code, readable by anyone, writable only by us.
 
-    The worker (possibly uid nobody) then needs no access to the kit at all, so
-    the kit may be made unreadable to other users; and a checkout made with a
+    The worker (possibly a throwaway uid) then needs no access to the kit at all,
+    so the kit may be made unreadable to other users; and a checkout made with a
     strict umask still works."""
     folder = Path(tempfile.mkdtemp(prefix="grader-worker-"))
     atexit.register(_remove_staged, folder, os.getpid())
@@ -264,11 +333,6 @@ def staged_worker_dir():
 def _remove_staged(folder, owner):
     if os.getpid() == owner:  # not from a forked child that happens to exit normally
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def worker_environment(token):
-    """The worker's whole environment: the allow-list plus the marker of its processes."""
-    return {**SAFE_ENVIRONMENT, TOKEN_VARIABLE: token}
 
 
 def bubblewrap_command(isolation, worker_dir, submission_dir, python_args, uid=None):
@@ -299,279 +363,43 @@ def bubblewrap_command(isolation, worker_dir, submission_dir, python_args, uid=N
         "--proc", "/proc",
         "--dev", "/dev",
         "--perms", "1777", "--size", str(TMPFS_BYTES), "--tmpfs", "/tmp",
-        "--ro-bind", str(worker_dir), "/grader-worker",
+        "--ro-bind", str(worker_dir), INSIDE_WORKER_DIR,
         "--chdir", "/tmp",
     ]
     if submission_dir is not None:
-        command += ["--ro-bind", str(submission_dir), "/submission"]
-    if isolation.run_as is not None:
-        command += drop_privileges(uid if uid is not None else worker_uid(isolation))
-    elif os.geteuid() == 0:
+        command += ["--ro-bind", str(submission_dir), INSIDE_SUBMISSION_DIR]
+    if uid is not None:
+        command += drop_privileges(uid)
+    elif _as_root():
         command += ["--cap-drop", "ALL"]
     return command + [isolation.python, "-I", "-B", *python_args]
 
 
 def worker_uid(isolation):
-    """The uid the next worker runs as (None: the grader's own), chosen afresh for throwaway uids."""
-    if isolation.run_as is None:
-        return None
-    return throwaway_uid() if isolation.run_as == "throwaway" else int(isolation.run_as)
+    """The uid the next worker runs as (None: the grader's own), a fresh one for each worker."""
+    return throwaway_uid() if isolation.run_as == "throwaway" else None
 
 
-def worker_command(isolation, submission_file, reply_fd, limits_json, module_name="tiny_autograd", uid=None):
-    """(argv, cwd) that start a worker for `submission_file` (a prepared .py file in its own folder),
-    as `uid` (default: `worker_uid(isolation)`)."""
+def worker_command(isolation, submission_file, reply_fd, settings, uid=None, module_name="tiny_autograd"):
+    """(argv, cwd) that start a worker for `submission_file` (a prepared .py file in
+    a folder of its own) as `uid` (None: the grader's own). `settings` (limits,
+    progress descriptor) reach the worker as JSON, with the paths its
+    confinement may read and write as it sees them."""
     submission_file = Path(submission_file)
     worker_dir = staged_worker_dir()
-    if uid is None:
-        uid = worker_uid(isolation)
+    settings = {**settings, "confine": bool(isolation.confined)}
     if isolation.level == "bubblewrap":
-        inside = f"/submission/{submission_file.name}"
-        args = ["/grader-worker/main.py", inside, module_name, str(reply_fd), limits_json]
+        settings = {**settings, "readable": [INSIDE_WORKER_DIR, INSIDE_SUBMISSION_DIR], "writable": ["/tmp"]}
+        inside = f"{INSIDE_SUBMISSION_DIR}/{submission_file.name}"
+        args = [f"{INSIDE_WORKER_DIR}/main.py", inside, module_name, str(reply_fd), json.dumps(settings)]
         return bubblewrap_command(isolation, worker_dir, submission_file.parent, args, uid), None
-    args = [os.path.join(worker_dir, "main.py"), str(submission_file), module_name, str(reply_fd), limits_json]
+    settings = {**settings, "readable": [worker_dir, str(submission_file.parent)], "writable": []}
+    args = [os.path.join(worker_dir, "main.py"), str(submission_file), module_name, str(reply_fd),
+            json.dumps(settings)]
     prefix = drop_privileges(uid) if uid is not None else []
     return [*prefix, isolation.python, "-I", "-B", *args], str(submission_file.parent)
 
 
-# ------------------------------------------------------- the grader's side
-
-
-_PR_SET_DUMPABLE = 4
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-@functools.lru_cache(maxsize=None)
-def _prctl():
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    prctl = libc.prctl
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    return prctl
-
-
-_protections = set()
-_protected_pid = [None]  # a forked child inherits this set but not the subreaper bit
-
-
-def _current_protections():
-    if _protected_pid[0] != os.getpid():
-        _protections.clear()
-        _protected_pid[0] = os.getpid()
-    return _protections
-
-
-def protect_grader(subreaper=False):
-    """Linux: make this (grader) process non-dumpable, so that a worker running as
-    the same non-root uid cannot ptrace it or read its memory and environment
-    through /proc; with `subreaper`, orphans of its workers are re-parented to it
-    (instead of init) so that `sweep` still finds them. Returns what holds."""
-    if not sys.platform.startswith("linux"):
-        return set()
-    protections = _current_protections()
-    wanted = {"not dumpable": (_PR_SET_DUMPABLE, 0)}
-    if subreaper:
-        wanted["subreaper"] = (_PR_SET_CHILD_SUBREAPER, 1)
-    for name, (option, value) in wanted.items():
-        if name in protections:
-            continue
-        try:
-            if _prctl()(option, value, 0, 0, 0) == 0:
-                protections.add(name)
-        except (OSError, AttributeError):
-            pass
-    return set(protections)
-
-
-# ------------------------------------------------------------------ sweeping
-
-
-@dataclass(frozen=True)
-class ProcessInfo:
-    pid: int
-    ppid: int
-    pgid: int
-    sid: int
-    start: int  # clock ticks since boot
-
-
-def process_table():
-    """Every process we can see: {pid: ProcessInfo} (Linux /proc; empty elsewhere)."""
-    table = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if name.isdigit():
-            info = _read_stat(int(name))
-            if info is not None:
-                table[info.pid] = info
-    return table
-
-
-def my_children():
-    """The pids of this process's children (Linux: /proc/self/task/*/children)."""
-    try:
-        pids = set()
-        for task in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{task}/children") as children:
-                pids.update(int(pid) for pid in children.read().split())
-        return pids
-    except (OSError, ValueError):
-        me = os.getpid()
-        return {info.pid for info in process_table().values() if info.ppid == me}
-
-
-def _read_stat(pid):
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            raw = stat.read()
-    except OSError:
-        return None
-    fields = raw[raw.rfind(b")") + 2:].split()
-    try:
-        return ProcessInfo(pid, int(fields[1]), int(fields[2]), int(fields[3]), int(fields[19]))
-    except (IndexError, ValueError):
-        return None
-
-
-def _owner(pid):
-    """The owner of /proc/PID: the process's uid (root for one that made itself non-dumpable)."""
-    try:
-        return os.stat(f"/proc/{pid}").st_uid
-    except OSError:
-        return None
-
-
-def _real_uid(pid):
-    try:
-        with open(f"/proc/{pid}/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"Uid:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return None
-
-
-def _has_token(pid, marker):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as environ:
-            return marker in environ.read().split(b"\0")
-    except OSError:
-        return False
-
-
-def _signal(info, number):
-    """Signal a process only if it is still the one we looked at (pid reuse)."""
-    try:
-        fd = os.pidfd_open(info.pid)
-    except (AttributeError, OSError):
-        fd = None
-    try:
-        current = _read_stat(info.pid)
-        if current is None or current.start != info.start:
-            return
-        if fd is not None:
-            signal.pidfd_send_signal(fd, number)
-        else:
-            os.kill(info.pid, number)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def sweep(worker_pid, token, born_after, spare=(), uid=None, group_stopped=False, rounds=20):
-    """Kill the worker `worker_pid` and every process it left behind; returns how many.
-
-    Found by: its session and process group, descent from it, and, when this
-    process is a subreaper, children adopted from it: born since
-    `born_after` (boot clock ticks), outside our own session, owned by the
-    worker's uid, and not in `spare` (our own children that are not this
-    worker's); when it is not, the marker `token` in the environment (an exec
-    with a new environment drops it). With a throwaway `uid` (the unprivileged
-    level), every process of that uid is the worker's. Everything found is stopped
-    first (a stopped process cannot fork) and then killed, until a scan finds
-    nothing new; `group_stopped` says the caller has stopped the worker's process
-    group already, so that a scan finding nothing else needs no second look.
-    Linux only; elsewhere the caller's process-group kill is all there is."""
-    me = os.getpid()
-    my_session = os.getsid(0)
-    marker = f"{TOKEN_VARIABLE}={token}".encode()
-    adopt = "subreaper" in _current_protections()
-    owner = os.getuid() if uid is None else uid
-    throwaway = is_throwaway(uid)
-    found = {}
-    for _ in range(rounds):
-        table = process_table()
-        if not table:
-            break
-        roots = {worker_pid} | set(found)
-        new = {}
-        for info in table.values():
-            if info.pid in found or info.pid == me:
-                continue
-            if info.pid == worker_pid or worker_pid in (info.pgid, info.sid):
-                new[info.pid] = info
-            elif throwaway and _owner(info.pid) == uid:
-                new[info.pid] = info
-            elif adopt and info.ppid == me and info.start >= born_after and info.pid not in spare \
-                    and info.sid != my_session and _real_uid(info.pid) == owner:
-                new[info.pid] = info
-        # Descendants of anything found (children not yet re-parented).
-        grew = True
-        while grew:
-            grew = False
-            for info in table.values():
-                if info.pid not in new and info.pid not in found and info.pid != me \
-                        and (info.ppid in roots or info.ppid in new):
-                    new[info.pid] = info
-                    grew = True
-        if not adopt:
-            # Without a subreaper, detached orphans went to init: look for the marker
-            # in environments (slower: one more file per process).
-            for info in table.values():
-                if info.pid not in new and info.pid not in found and info.pid != me \
-                        and _has_token(info.pid, marker):
-                    new[info.pid] = info
-        if not new:
-            break
-        for info in new.values():
-            _signal(info, signal.SIGSTOP)
-        found.update(new)
-        if group_stopped and all(info.pgid == worker_pid for info in new.values()):
-            break  # all of them were stopped before the scan: none can have forked since
-    for info in found.values():
-        _signal(info, signal.SIGKILL)
-    _reap([info for info in found.values() if info.ppid == me and info.pid != worker_pid])
-    return len(found)
-
-
-def _reap(children, seconds=1.0):
-    """Collect adopted children we killed, so they do not stay zombies of the grader."""
-    deadline = time.monotonic() + seconds
-    waiting = {info.pid for info in children}
-    while waiting and time.monotonic() < deadline:
-        for pid in list(waiting):
-            try:
-                done, _ = os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                done = pid
-            if done:
-                waiting.discard(pid)
-        if waiting:
-            time.sleep(0.01)
-
-
-def boot_ticks_now():
-    """The current time in the unit of ProcessInfo.start (Linux), for `sweep(born_after=...)`."""
-    try:
-        with open("/proc/uptime") as uptime:
-            seconds = float(uptime.read().split()[0])
-        return int(seconds * os.sysconf("SC_CLK_TCK")) - 1
-    except (OSError, ValueError, IndexError):
-        return 0
+def worker_environment():
+    """The worker's whole environment: the allow-list."""
+    return dict(SAFE_ENVIRONMENT)

@@ -11,10 +11,17 @@ lines become `pass` and are never run; a line map points module lines back to
 """
 
 import json
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.text import file_name
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
 MAX_BYTES = 1024 * 1024
+MAX_FOLDER_ENTRIES = 5000  # what a folder submission may hold before the rest is ignored
 PREFERRED_STEM = "tiny_autograd"
 SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", ".ipynb_checkpoints", "node_modules"}
 
@@ -54,21 +61,22 @@ class Prepared:
 def prepare(path):
     path = Path(path)
     if not path.exists():
-        return _fail(path, f"{path}: no such file or folder", f"{path}：文件或文件夹不存在")
+        return _fail(path, f"{_shown(path)}: no such file or folder", f"{_shown(path)}：文件或文件夹不存在")
     handed_in = path if path.is_dir() else path.parent
     if path.is_dir():
         chosen, problem = _choose_in_folder(path)
         if problem:
-            return Prepared(path, str(path), problem=problem)
+            return Prepared(path, _shown(path), problem=problem)
         path = chosen
-    display = path.name
+    display = file_name(path.name)
     # A symbolic link out of what was handed in (to the kit's reference, /dev/zero, ...)
     # would make the trusted side read it; only regular files are read, and only so far.
-    if not path.resolve().is_relative_to(handed_in.resolve()) or not path.resolve().is_file():
+    raw = None
+    if _inside(path, handed_in):
+        raw = _read_regular(path, MAX_BYTES + 1)
+    if raw is None:
         return _fail(path, f"{display}: a link to a file outside the submission, or not a regular file; hand in the file itself.",
                      f"{display}：指向提交内容之外的链接，或不是普通文件；请提交文件本身。")
-    with open(path, "rb") as source:
-        raw = source.read(MAX_BYTES + 1)
     if len(raw) > MAX_BYTES:
         return _fail(path, f"{display}: the file is larger than {MAX_BYTES // 1024} KiB; is it the right file?",
                      f"{display}：文件超过 {MAX_BYTES // 1024} KiB，交对文件了吗？")
@@ -91,29 +99,108 @@ def prepare(path):
     return prepared
 
 
+def _shown(path):
+    return file_name(os.fsencode(path))
+
+
+def _read_regular(path, limit):
+    """The first `limit` bytes of a regular file, or None (a pipe, a device, unreadable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _inside(path, folder):
+    """A regular file inside `folder` (a link is followed only if it stays inside)."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve()) and path.resolve().is_file()
+    except (OSError, RuntimeError):
+        return False
+
+
 def _fail(path, en, zh):
-    return Prepared(path, path.name or str(path), problem=Problem(en, zh))
+    return Prepared(path, file_name(path.name) if path.name else _shown(path), problem=Problem(en, zh))
+
+
+def walk_submission(folder, limit=MAX_FOLDER_ENTRIES):
+    """([(relative path, kind)], complete): what a folder holds, sorted, without
+    following links (kind: "file", "link", "folder" or "special") and skipping
+    caches and VCS folders; at most `limit` entries (complete is False beyond)."""
+    found, stack = [], [""]
+    while stack:
+        relative = stack.pop()
+        try:
+            with os.scandir(os.path.join(folder, relative) if relative else folder) as entries:
+                listed = sorted(entries, key=lambda entry: os.fsencode(entry.name))
+        except OSError:
+            continue
+        for entry in listed:
+            if len(found) >= limit:
+                return sorted(found), False
+            path = os.path.join(relative, entry.name) if relative else entry.name
+            try:
+                if entry.is_symlink():
+                    kind = "link"
+                elif entry.is_dir(follow_symlinks=False):
+                    kind = "folder"
+                elif entry.is_file(follow_symlinks=False):
+                    kind = "file"
+                else:
+                    kind = "special"
+            except OSError:
+                kind = "special"
+            if kind == "folder" and entry.name in SKIPPED_DIRS:
+                continue
+            found.append((path, kind))
+            if kind == "folder":
+                stack.append(path)
+    return sorted(found), True
 
 
 def _choose_in_folder(folder):
+    entries, _complete = walk_submission(folder)
     candidates = sorted(
-        p for p in folder.rglob("*")
-        if p.suffix in (".py", ".ipynb") and p.is_file()
-        and not (SKIPPED_DIRS & set(p.relative_to(folder).parts))
-        and not p.name.startswith(("test_", "conftest"))
+        folder / relative for relative, kind in entries
+        if kind in ("file", "link") and Path(relative).suffix in (".py", ".ipynb")
+        and not Path(relative).name.startswith(("test_", "conftest"))
+        and _inside(folder / relative, folder)
     )
     preferred = [p for p in candidates if p.stem == PREFERRED_STEM]
     if len(preferred) == 1:
         return preferred[0], None
     if len(candidates) == 1:
         return candidates[0], None
+    shown = _shown(folder)
     if not candidates:
-        return None, Problem(f"{folder}: no .py or .ipynb file found in this folder.",
-                             f"{folder}：文件夹里没有 .py 或 .ipynb 文件。")
-    names = ", ".join(str(p.relative_to(folder)) for p in (preferred or candidates)[:6])
+        links = [relative for relative, kind in entries if kind == "link" and Path(relative).suffix in (".py", ".ipynb")]
+        if links:
+            name = _shown(links[0])
+            return None, Problem(
+                f"{shown}: {name} is a link to a file outside the submission, or not a regular file; "
+                "hand in the file itself.",
+                f"{shown}：{name} 是指向提交内容之外的链接，或不是普通文件；请提交文件本身。")
+        return None, Problem(f"{shown}: no .py or .ipynb file found in this folder.",
+                             f"{shown}：文件夹里没有 .py 或 .ipynb 文件。")
+    names = ", ".join(_shown(p.relative_to(folder)) for p in (preferred or candidates)[:6])
     return None, Problem(
-        f"{folder}: several candidate files ({names}); name yours {PREFERRED_STEM}.py or pass the file itself.",
-        f"{folder}：有多个候选文件（{names}）；请命名为 {PREFERRED_STEM}.py，或直接给出文件路径。",
+        f"{shown}: several candidate files ({names}); name yours {PREFERRED_STEM}.py or pass the file itself.",
+        f"{shown}：有多个候选文件（{names}）；请命名为 {PREFERRED_STEM}.py，或直接给出文件路径。",
     )
 
 
@@ -144,7 +231,9 @@ def _from_notebook(path, display, text):
             cells.append((number, line_number))
         lines.append("")
         cells.append(None)
-    return Prepared(path, display, source="\n".join(lines) + "\n", cells=cells)
+    # JSON may spell lone surrogates (\\ud800), which no file can hold: replace them.
+    source = _SURROGATES.sub("\ufffd", "\n".join(lines) + "\n")
+    return Prepared(path, display, source=source, cells=cells)
 
 
 def _syntax_problem(prepared):

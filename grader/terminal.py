@@ -91,7 +91,10 @@ class Painter:
 
 def summary(result, lang, results_path, stream=None, html_path=None):
     stream = stream or sys.stdout
-    print("\n".join(summary_lines(result, lang, results_path, Painter(stream), html_path)), file=stream)
+    text = "\n".join(summary_lines(result, lang, results_path, Painter(stream), html_path))
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    # A terminal that cannot show some character (an ASCII locale) gets a replacement, never an error.
+    print(text.encode(encoding, errors="replace").decode(encoding, errors="replace"), file=stream)
 
 
 def summary_lines(result, lang, results_path, paint=None, html_path=None):

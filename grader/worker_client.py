@@ -1,32 +1,39 @@
 """The grader's side of the worker: start it, ask it, time it, kill it.
 
-Replies are untrusted: they are size-capped, parsed as JSON, validated, and
-rebuilt with every string clipped before anything reads them. Any timeout,
-crash, end of file or malformed reply kills the worker's whole process group
-(and, outside bubblewrap, sweeps what it left behind); the next request starts
-a fresh worker. What the submission prints is capped per worker and in total.
+Every wait on a worker has a deadline, writes included (grader/channel.py), and
+the whole-submission budget pays for all of them. Replies are untrusted: they
+are size-capped, parsed, validated and rebuilt (grader/replies.py) before
+anything reads them. Any timeout, crash, end of file or malformed reply kills
+the worker's processes (its control group, its process group, everything it
+left behind: grader/sweep.py); the next request starts a fresh worker. What
+the submission prints is capped per worker and in total. A call that hung
+makes later programs with the same call cheaper to give up on (grader/hangs.py).
 """
 
 import json
+import mmap
 import os
-import re
 import secrets
-import select
+import shutil
 import signal
+import struct
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from grader import sandbox
+from grader import channel, replies, sandbox, sweep
+from grader.cgroups import JOIN_FAILED
+from grader.hangs import Hangs
+from grader.keeper import KEEPER
+from grader.text import printable
 
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 OUTPUT_CAP_BYTES = 16 * 1024  # per worker, and for everything printed.
-MAX_MESSAGE = 400  # an error message from the worker, in characters
-MAX_NAME = 80  # a type or function name from the worker
-# Control characters (other than tab and newline) do not belong in a results file,
-# nor do the bidirectional overrides that make text display other than it reads.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+PROGRESS = struct.Struct("=QI")  # the worker's progress page: request id, step number
+SUBMISSION_NAME = "tiny_autograd.py"  # the module the worker loads
 
 
 @dataclass
@@ -34,10 +41,12 @@ class Limits:
     call_seconds: float = 5.0  # one graph program
     load_seconds: float = 10.0  # importing the submission
     budget_seconds: float = 60.0  # everything one submission may use
-    memory_bytes: int = 1024 * 1024 * 1024
+    memory_bytes: int = 512 * 1024 * 1024  # address space of one worker process
     file_bytes: int = 16 * 1024 * 1024
     open_files: int = 64
-    processes: int = 64
+    processes: int = 8  # per uid: a throwaway uid's whole count (the exercise needs one)
+    submission_memory_bytes: int = 1024 * 1024 * 1024  # all of a submission's processes (control group)
+    submission_tasks: int = 32  # processes and threads of all of a submission's workers (control group)
 
     def for_worker(self):
         return {
@@ -56,7 +65,7 @@ class LoadReport:
     missing: list = field(default_factory=list)
     problem: str = ""  # why the worker could not load the submission
     error: dict = None  # the load error the worker reported, if any
-    limits: list = field(default_factory=list)  # the rlimits the worker says held (informational)
+    limits: list = field(default_factory=list)  # the layers the worker says held (informational)
 
 
 @dataclass
@@ -95,31 +104,33 @@ class CappedOutput:
         return shown
 
 
-def printable(text):
-    """Text safe to put in a report: no terminal escapes or other control characters."""
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", text.replace("\r\n", "\n").replace("\r", "\n"))
-
-
 class Worker:
+    """One submission's worker, restarted after every failure. `box` (a
+    grader.cgroups.Box, optional) is the submission's control group."""
 
-    def __init__(self, submission_file, limits=None, isolation=None):
-        self.submission_file = submission_file
+    def __init__(self, submission_file, limits=None, isolation=None, box=None):
+        self.submission_file = Path(submission_file)
         self.limits = limits or Limits()
         self.isolation = isolation or sandbox.detect()
+        self.box = box
+        self.hangs = Hangs(self.limits.call_seconds)
         self.process = None
         self.output = None
         self.load_report = None
         self.budget_left = self.limits.budget_seconds
         self.starts = 0
-        self._reply_fd = None
-        self._buffer = b""
-        self._next_id = 0
-        self._token = None  # marks this worker's processes, for the sweep
-        self._uid = None  # the uid the worker runs as (None: ours)
-        self._born_after = 0
-        self._spare = frozenset()  # our children that are not this worker's
         self.swept = 0  # processes the last stop() killed beyond the worker itself
         self.outputs = []  # capped output of every worker that has ended
+        self._reset()
+
+    def _reset(self):
+        self._reader = None
+        self._uid = None  # the uid the worker runs as (None: ours)
+        self._group = None  # its own control group, inside the box
+        self._staged = None  # its private copy of the submission
+        self._progress = None  # (fd, page)
+        self._born_after = 0
+        self._spare = frozenset()  # our children that are not this worker's
 
     # ------------------------------------------------------------------ start
 
@@ -127,26 +138,57 @@ class Worker:
         """Start a worker and wait for its load report (cached after a load error)."""
         if self.load_report is not None and not self.load_report.ok:
             return self.load_report
+        try:
+            failure = self._spawn()
+        except OSError as error:
+            self.stop()
+            self.load_report = LoadReport(False, problem=f"the worker could not be started ({error.strerror})")
+            return self.load_report
+        if failure:
+            self.stop()
+            self.load_report = LoadReport(False, problem=failure)
+            return self.load_report
+        started = time.monotonic()
+        line, why = self._reader.read_line(started + min(self.limits.load_seconds, max(self.budget_left, 0.1)))
+        self.budget_left -= time.monotonic() - started
+        message = replies.parse(line) if line is not None else None
+        missing = replies.missing_names(message) if message else None
+        if why:
+            failure = self._failure_text(why, self.limits.load_seconds)
+            self.stop()
+            self.load_report = LoadReport(False, problem=f"while loading the submission: {failure}")
+        elif message is not None and message.get("ready") is True and missing is not None:
+            self.load_report = LoadReport(True, missing=missing, limits=replies.limit_names(message))
+        elif message is not None and message.get("ready") is False and isinstance(message.get("load_error"), dict):
+            self.stop()
+            self.load_report = LoadReport(False, problem="import failed", error=replies.load_error(message["load_error"]))
+        else:
+            self.stop()
+            self.load_report = LoadReport(False, problem="the worker sent a malformed load report")
+        return self.load_report
+
+    def _spawn(self):
         sweeping = self.isolation.level != "bubblewrap"
-        sandbox.protect_grader(subreaper=sweeping)
-        read_fd, write_fd = os.pipe()
+        sweep.protect_grader(subreaper=sweeping)
         self._uid = sandbox.worker_uid(self.isolation)
-        command, cwd = sandbox.worker_command(
-            self.isolation, self.submission_file, write_fd, json.dumps(self.limits.for_worker()), uid=self._uid
-        )
-        self._token = secrets.token_hex(8)
+        if self._uid is not None:
+            KEEPER.watch("uid", self._uid)  # before it exists: a grader dying now leaves nothing behind
+        self._staged = self._stage(self._uid)
+        self._progress = _progress_page()
+        read_fd, write_fd = os.pipe()
+        settings = {"limits": self.limits.for_worker(), "progress_fd": self._progress[0]}
+        command, cwd = sandbox.worker_command(self.isolation, self._staged / SUBMISSION_NAME, write_fd, settings,
+                                              uid=self._uid)
+        if self.box is not None:
+            self._group = self.box.worker_group()
+            command = self._group.enter_command(command)
         if sweeping:
-            self._born_after = sandbox.boot_ticks_now()
-            self._spare = frozenset(sandbox.my_children())
+            self._born_after = sweep.boot_ticks_now()
+            self._spare = frozenset(sweep.my_children())
         try:
             process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(write_fd,),
-                cwd=cwd,
-                env=sandbox.worker_environment(self._token),
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0,
+                pass_fds=(write_fd, self._progress[0]), cwd=cwd, env=sandbox.worker_environment(),
                 start_new_session=True,
             )
         except BaseException:
@@ -156,23 +198,26 @@ class Worker:
             os.close(write_fd)
         self.process = process
         with _LIVE_LOCK:
-            _LIVE_WORKERS.add(self.process.pid)
+            _LIVE_WORKERS.add(process.pid)
+        if self.box is None and self._uid is None:
+            KEEPER.watch("group", process.pid)
         self.starts += 1
-        self._reply_fd, self._buffer = read_fd, b""
-        self.output = CappedOutput(self.process.stdout)
-        message, failure = self._read_message(min(self.limits.load_seconds, max(self.budget_left, 0.1)))
-        if failure:
-            self.stop()
-            self.load_report = LoadReport(False, problem=f"while loading the submission: {failure}")
-        elif message.get("ready") is True and _is_name_list(message.get("missing")):
-            self.load_report = LoadReport(True, missing=message["missing"], limits=_limit_names(message))
-        elif message.get("ready") is False and isinstance(message.get("load_error"), dict):
-            self.stop()
-            self.load_report = LoadReport(False, problem="import failed", error=_clean_load_error(message["load_error"]))
-        else:
-            self.stop()
-            self.load_report = LoadReport(False, problem="the worker sent a malformed load report")
-        return self.load_report
+        channel.set_nonblocking(process.stdin.fileno())
+        self._reader = channel.LineReader(read_fd, MAX_REPLY_BYTES)
+        self.output = CappedOutput(process.stdout)
+        return ""
+
+    def _stage(self, uid):
+        """A private copy of the submission that only the worker's uid (and root) may read."""
+        folder = Path(tempfile.mkdtemp(prefix="w-", dir=self.submission_file.parent))
+        target = folder / SUBMISSION_NAME
+        shutil.copyfile(self.submission_file, target)
+        if uid is not None:
+            os.chown(target, uid, uid)
+            os.chown(folder, uid, uid)
+        os.chmod(target, 0o400)
+        os.chmod(folder, 0o500)
+        return folder
 
     # ---------------------------------------------------------------- request
 
@@ -180,57 +225,52 @@ class Worker:
         """Run one graph program; never raises for anything the submission does."""
         if self.budget_left <= 0:
             return Reply(failure=f"the time budget of {self.limits.budget_seconds:g} s for this submission is used up")
+        limit, skipped = self.hangs.plan(steps)
+        if skipped:
+            return Reply(failure=skipped)
         if self.process is None or self.process.poll() is not None:
             report = self.start()
             if not report.ok:
                 return Reply(failure=report.problem)
-        self._next_id += 1
-        request = json.dumps({"id": self._next_id, "steps": steps}) + "\n"
+        request_id = secrets.randbits(52) | 1  # unpredictable: no reply can be written in advance
+        data = (json.dumps({"id": request_id, "steps": steps}) + "\n").encode()
+        seconds = min(limit, self.budget_left)
+        started = time.monotonic()
+        deadline = started + seconds
         try:
-            self.process.stdin.write(request.encode())
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return self._fail("the worker process died before it could take the request")
-        message, failure = self._read_message(min(self.limits.call_seconds, self.budget_left))
+            failure = channel.send(self.process.stdin.fileno(), data, deadline)
+            line, why = (None, "") if failure else self._reader.read_line(deadline)
+        finally:
+            self.budget_left -= time.monotonic() - started
         if failure:
             return self._fail(failure)
-        outcome = message.get("outcome")
-        if message.get("id") != self._next_id or not _valid_outcome(outcome, steps):
+        if why:
+            hung = self._hung_call(request_id, steps) if why == "timeout" else ""
+            return self._fail(self._failure_text(why, seconds, hung))
+        message = replies.parse(line)
+        if message is None or message.get("id") != request_id or not replies.valid_outcome(message.get("outcome"), steps):
             return self._fail("the worker sent a malformed reply")
-        return Reply(outcome=_clean_outcome(outcome, steps))
+        return Reply(outcome=replies.clean_outcome(message["outcome"], steps))
+
+    def _hung_call(self, request_id, steps):
+        """The call that was running when the program timed out (from the progress page)."""
+        page = self._progress[1] if self._progress else None
+        if page is None:
+            return ""
+        running, step = PROGRESS.unpack_from(page, 0)
+        return self.hangs.record(steps, step) if running == request_id else ""
+
+    def _failure_text(self, why, seconds, hung=""):
+        if why == "timeout":
+            where = f" in `{hung}`" if hung else ""
+            return f"timed out after {seconds:.3g} s{where} (infinite loop? very slow code?)"
+        if why == "oversized":
+            return "the worker sent an oversized reply"
+        return self._death_reason()
 
     def _fail(self, reason):
         self.stop()
         return Reply(failure=reason)
-
-    def _read_message(self, timeout):
-        """One JSON line from the reply pipe within `timeout` seconds: (message, failure)."""
-        started = time.monotonic()
-        deadline = started + timeout
-        try:
-            while b"\n" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None, f"timed out after {timeout:.3g} s (infinite loop? very slow code?)"
-                ready, _, _ = select.select([self._reply_fd], [], [], left)
-                if not ready:
-                    continue
-                chunk = os.read(self._reply_fd, 1 << 20)
-                if not chunk:
-                    return None, self._death_reason()
-                self._buffer += chunk
-                if len(self._buffer) > MAX_REPLY_BYTES:
-                    return None, "the worker sent an oversized reply"
-            line, _, self._buffer = self._buffer.partition(b"\n")
-            try:
-                message = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
-            except (UnicodeDecodeError, ValueError, RecursionError):
-                return None, "the worker sent a malformed reply"
-            if not isinstance(message, dict):
-                return None, "the worker sent a malformed reply"
-            return message, ""
-        finally:
-            self.budget_left -= time.monotonic() - started
 
     def _death_reason(self):
         try:
@@ -239,6 +279,8 @@ class Worker:
             return "the worker closed its reply channel"
         if self.isolation.level == "bubblewrap" and code > 128:
             code = 128 - code  # bwrap reports its child's death by signal N as exit status 128 + N
+        if code == JOIN_FAILED and self._group is not None:
+            return "the worker could not join its control group"
         if code < 0:
             name = _signal_name(-code)
             why = {
@@ -253,41 +295,63 @@ class Worker:
     # ------------------------------------------------------------------- stop
 
     def stop(self):
-        """Kill the worker's whole process group (outside bubblewrap, also every
-        process it left behind) and collect what it printed."""
-        if self.process is None:
-            return
-        pid = self.process.pid
+        """Kill the worker's processes (its control group, its process group, and
+        everything it left behind), then collect what it printed."""
+        process = self.process
+        if process is not None:
+            self._kill(process)
+            self.outputs.append(self.output.text() if self.output else "")
+        self._release()
+        self.process = None
+
+    def _kill(self, process):
+        pid = process.pid
+        if self._group is not None:
+            self._group.kill()
         if self.isolation.level != "bubblewrap":
             # Freeze the group first: a stopped process cannot fork while we look.
             _killpg(pid, signal.SIGSTOP)
             with _LIVE_LOCK:
-                spare = self._spare | (_LIVE_WORKERS - {pid})
-            self.swept = max(0, sandbox.sweep(pid, self._token, self._born_after, spare, uid=self._uid,
-                                              group_stopped=True) - 1)
+                spare = self._spare | (_LIVE_WORKERS - {pid}) | {KEEPER.pid()}
+            throwaway = self._uid if sandbox.is_throwaway(self._uid) else None
+            self.swept = max(0, sweep.sweep(pid, self._born_after, spare, uid=throwaway, group_stopped=True) - 1)
         # bubblewrap: pid 1 of the namespace dies with this group, and with it
         # every process inside, however it detached itself.
         _killpg(pid, signal.SIGKILL)
         try:
-            self.process.wait(timeout=5)
+            process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
         with _LIVE_LOCK:
             _LIVE_WORKERS.discard(pid)
-        for stream in (self.process.stdin,):
-            try:
-                stream.close()
-            except OSError:
-                pass
-        if self._reply_fd is not None:
-            os.close(self._reply_fd)
-            self._reply_fd = None
-        self.outputs.append(self.output.text())
-        self.process = None
+        try:
+            process.stdin.close()
+        except OSError:
+            pass
+        if self.box is None and self._uid is None:
+            KEEPER.forget("group", pid)
+
+    def _release(self):
+        """What the worker held: its uid's leftovers, its group, its copy, its pipes."""
+        if self._uid is not None:
+            if self.isolation.level == "unprivileged":
+                sweep.remove_files_of(self._uid)  # bubblewrap's /tmp went with its namespace
+            KEEPER.forget("uid", self._uid)
+        if self._group is not None:
+            self._group.remove()
+        if self._staged is not None:
+            os.chmod(self._staged, 0o700)
+            shutil.rmtree(self._staged, ignore_errors=True)
+        if self._reader is not None:
+            os.close(self._reader.fd)
+        if self._progress is not None:
+            self._progress[1].close()
+            os.close(self._progress[0])
+        self._reset()
 
     def printed(self):
         """Everything the submission printed so far, capped per worker and in total."""
-        running = self.output.snapshot() if self.process is not None else ""
+        running = self.output.snapshot() if self.process is not None and self.output else ""
         text = "".join(self.outputs) + running
         if len(text) <= OUTPUT_CAP_BYTES:
             return text
@@ -304,6 +368,18 @@ _LIVE_WORKERS = set()  # pids of running workers of this process (never swept by
 _LIVE_LOCK = threading.Lock()
 
 
+def _progress_page():
+    """(fd, mmap) of a small shared page the worker writes its progress into."""
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create("grader-progress", 0)
+    else:  # macOS: an unlinked temporary file does the same
+        handle = tempfile.TemporaryFile()
+        fd = os.dup(handle.fileno())
+        handle.close()
+    os.ftruncate(fd, PROGRESS.size)
+    return fd, mmap.mmap(fd, PROGRESS.size)
+
+
 def _killpg(pid, number):
     try:
         os.killpg(pid, number)
@@ -311,123 +387,8 @@ def _killpg(pid, number):
         pass
 
 
-def _limit_names(message):
-    names = message.get("limits")
-    return [n for n in names if isinstance(n, str)][:20] if isinstance(names, list) else []
-
-
-def _clip(value, limit):
-    return printable(value if len(value) <= limit else value[:limit] + f"... [{len(value) - limit} more characters]")
-
-
-def _clean_value(value):
-    if isinstance(value, dict):
-        if "nonfinite" in value:
-            return {"nonfinite": value["nonfinite"]}
-        return {"not_a_number": _clip(value["not_a_number"], MAX_NAME), "repr": _clip(value["repr"], 120)}
-    try:
-        return float(value)
-    except OverflowError:  # an int no float can hold (the interpreter never sends one)
-        return {"not_a_number": "int", "repr": "an integer too large for a float"}
-
-
-def _clean_outcome(outcome, steps):
-    """A validated outcome rebuilt from its known fields, numbers as floats, node
-    numbers in range, every string clipped: a submission that writes its own
-    replies cannot flood or garble the report."""
-    nodes = sum(1 for step in steps if step[0] in ("value", "dual", "op"))
-    clean = {
-        "ok": outcome["ok"],
-        "snapshots": [[[_clean_value(v) for v in pair] for pair in snapshot] for snapshot in outcome["snapshots"]],
-        "orders": [
-            {"not_a_list": _clip(order["not_a_list"], MAX_NAME)} if isinstance(order, dict)
-            else [i if -1 <= i < nodes else -1 for i in order]
-            for order in outcome["orders"]
-        ],
-    }
-    if not outcome["ok"]:
-        error = outcome["error"]
-        where = error.get("where")
-        clean["step"] = outcome["step"]
-        clean["error"] = {"type": _clip(error["type"], MAX_NAME), "message": _clip(error["message"], MAX_MESSAGE)}
-        if isinstance(where, dict) and isinstance(where.get("line"), int) and not isinstance(where["line"], bool):
-            clean["error"]["where"] = {
-                "file": _clip(str(where.get("file", "")), 200),
-                "line": where["line"],
-                "function": _clip(str(where.get("function", "")), MAX_NAME),
-            }
-        else:
-            clean["error"]["where"] = None
-    return clean
-
-
-def _reject_constant(name):
-    raise ValueError(f"non-standard JSON constant {name}")
-
-
 def _signal_name(number):
     try:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def _is_name_list(value):
-    return isinstance(value, list) and all(isinstance(v, str) and len(v) < 40 for v in value)
-
-
-def _clean_load_error(error):
-    def text(value, limit):
-        return printable(value[:limit]) if isinstance(value, str) else ""
-
-    line = error.get("line")
-    return {
-        "type": text(error.get("type"), 80),
-        "message": text(error.get("message"), 400),
-        "line": line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None,
-    }
-
-
-def _is_number_or_marker(value):
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, (int, float)):
-        return True
-    return isinstance(value, dict) and (
-        value.get("nonfinite") in ("nan", "inf", "-inf")
-        or (isinstance(value.get("not_a_number"), str) and isinstance(value.get("repr"), str))
-    )
-
-
-def _valid_outcome(outcome, steps):
-    """The outcome has exactly the shape the interpreter produces for `steps`."""
-    if not isinstance(outcome, dict) or not isinstance(outcome.get("ok"), bool):
-        return False
-    snapshots, orders = outcome.get("snapshots"), outcome.get("orders")
-    if not isinstance(snapshots, list) or not isinstance(orders, list):
-        return False
-    node_steps = sum(1 for step in steps if step[0] in ("value", "dual", "op"))
-    for snapshot in snapshots:
-        if not isinstance(snapshot, list) or len(snapshot) > node_steps:
-            return False
-        for pair in snapshot:
-            if not (isinstance(pair, list) and len(pair) == 2 and all(map(_is_number_or_marker, pair))):
-                return False
-    for order in orders:
-        if isinstance(order, dict):
-            if not isinstance(order.get("not_a_list"), str):
-                return False
-        elif not (isinstance(order, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in order)):
-            return False
-    if outcome["ok"]:
-        return len(snapshots) == sum(1 for s in steps if s[0] == "read") and len(orders) == sum(
-            1 for s in steps if s[0] == "backward"
-        )
-    step, error = outcome.get("step"), outcome.get("error")
-    return (
-        isinstance(step, int)
-        and 0 <= step < len(steps)
-        and isinstance(error, dict)
-        and isinstance(error.get("type"), str)
-        and isinstance(error.get("message"), str)
-    )

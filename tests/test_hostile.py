@@ -54,7 +54,7 @@ AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 # Why a level cannot stop an attack (the case is then reported as skipped).
 SAME_USER = "the process level runs the worker as the grader's own user, who may {}"
 SEES_FILES = "without namespaces the worker sees every world-readable file, so it may {}"
-NETWORK = "only the bubblewrap level has its own network namespace"
+NETWORK = "without Landlock's TCP rules only the bubblewrap level has its own network namespace"
 ROOT_READS_ALL = "the worker runs as root here, and root may read any process (PR_SET_DUMPABLE stops only other non-root users)"
 
 
@@ -73,13 +73,22 @@ class Case:
     limits: Limits = field(default_factory=lambda: LIMITS)
     via: str = "grade"  # "grade" (in this process), "cli" (writes a results file), "subprocess"
     writes: bool = False  # aims at files: look for damage in every tracked file
+    label: str = ""  # names a variant of the same payload
+    # level -> (layer, why): the level stops it only with that confinement layer
+    # (grader/worker/confine.py), which not every kernel offers.
+    needs: dict = field(default_factory=dict)
 
     def __str__(self):
-        return self.name if self.via != "subprocess" else f"{self.name}-at-startup"
+        name = self.name if self.via != "subprocess" else f"{self.name}-at-startup"
+        return f"{name}-{self.label}" if self.label else name
 
     def levels(self):
-        return [BUBBLEWRAP, *([UNPRIVILEGED] if self.uid or UNPRIVILEGED in self.skip else []), PROCESS]
+        unprivileged = self.uid or UNPRIVILEGED in self.skip or UNPRIVILEGED in self.needs
+        return [BUBBLEWRAP, *([UNPRIVILEGED] if unprivileged else []), PROCESS]
 
+
+LANDLOCK_FILES, LANDLOCK_TCP, LANDLOCK_SIGNALS = "landlock files", "landlock tcp", "landlock signals"
+REALISTIC = Limits(call_seconds=3, load_seconds=5, budget_seconds=30)
 
 CASES = [
     # Forging the result.
@@ -87,43 +96,51 @@ CASES = [
     Case("forge_results_daemon", "template", via="cli", writes=True),
     Case("patch_pytest", "template"),
     Case("conftest_into_kit", "template", writes=True, uid=True,
-         skip={PROCESS: SAME_USER.format("write into the kit's suites")}),
+         needs={PROCESS: (LANDLOCK_FILES, SAME_USER.format("write into the kit's suites"))}),
     Case("exit_at_import", "template"),
     Case("forge_reply_channel", "template"),
     Case("forge_huge_reply", "template", limits=HANG_LIMITS),
+    Case("stop_reading_requests", "template", limits=HANG_LIMITS),
     Case("search_disk_for_reference", "template",
-         skip={UNPRIVILEGED: SEES_FILES.format("read the reference if the kit is world-readable"),
-               PROCESS: SAME_USER.format("read the reference")}),
+         needs={UNPRIVILEGED: (LANDLOCK_FILES, SEES_FILES.format("read the reference if the kit is world-readable")),
+                PROCESS: (LANDLOCK_FILES, SAME_USER.format("read the reference"))}),
     Case("leak_hidden_tests", "reference",
-         skip={UNPRIVILEGED: SEES_FILES.format("read the hidden suites if the kit is world-readable"),
-               PROCESS: SAME_USER.format("read the hidden suites")}),
+         needs={UNPRIVILEGED: (LANDLOCK_FILES, SEES_FILES.format("read the hidden suites if the kit is world-readable")),
+                PROCESS: (LANDLOCK_FILES, SAME_USER.format("read the hidden suites"))}),
     # Hanging.
     Case("loop_at_import", "template", limits=HANG_LIMITS),
     Case("sleep_at_import", "template", limits=HANG_LIMITS),
     Case("loop_in_backward", "reference", limits=HANG_LIMITS),
+    Case("loop_in_backward", "reference", limits=REALISTIC, label="realistic-limits"),
     Case("sleep_in_backward", "reference", limits=HANG_LIMITS),
     # Exhausting resources.
     Case("memory_hog", "reference"),
+    Case("memory_across_processes", "reference", uid=True),
     # Starting 64 interpreters takes a while on a loaded machine: a longer load limit.
     Case("fork_flood", "reference", uid=True, limits=Limits(call_seconds=1, load_seconds=15, budget_seconds=20)),
     Case("daemon_grandchild", "reference", uid=True),
+    Case("daemon_switches_uid", "reference", uid=True),
     Case("output_flood_stdout", "reference"),
     Case("output_flood_stderr_binary", "reference"),
     Case("huge_exception", "reference", limits=HANG_LIMITS),
+    Case("lone_surrogates", "reference"),
+    Case("lone_surrogates", "reference", via="cli"),
+    Case("forge_surrogate_replies", "template", via="cli", limits=HANG_LIMITS),
     # Attacking the grader and its machine.
-    Case("kill_parent", "reference", uid=True, skip={PROCESS: SAME_USER.format("kill the grader")}),
+    Case("kill_parent", "reference", uid=True, needs={PROCESS: (LANDLOCK_SIGNALS, SAME_USER.format("kill the grader"))}),
     Case("killpg_own_group", "reference", limits=HANG_LIMITS),
     Case("kill_everything", "reference", uid=True,
-         skip={PROCESS: SAME_USER.format("kill(-1) the grader and all its user's processes")}),
+         skip={PROCESS: "the payload refuses to kill(-1) as root"} if AS_ROOT else {},
+         needs={PROCESS: (LANDLOCK_SIGNALS, SAME_USER.format("kill(-1) the grader and all its user's processes"))}),
     Case("read_environment", "reference"),
     Case("read_environment", "reference", via="subprocess", uid=True,
          skip={PROCESS: ROOT_READS_ALL} if AS_ROOT else {}),
-    Case("snoop_grader", "reference", uid=True, skip={PROCESS: ROOT_READS_ALL} if AS_ROOT else {}),
-    Case("network", "reference", skip={UNPRIVILEGED: NETWORK, PROCESS: NETWORK}),
+    Case("snoop_grader", "reference", uid=True, needs={PROCESS: (LANDLOCK_FILES, ROOT_READS_ALL)} if AS_ROOT else {}),
+    Case("network", "reference", needs={UNPRIVILEGED: (LANDLOCK_TCP, NETWORK), PROCESS: (LANDLOCK_TCP, NETWORK)}),
     Case("write_outside_tmp", "reference", writes=True, uid=True,
-         skip={PROCESS: SAME_USER.format("write wherever the grader can")}),
+         needs={PROCESS: (LANDLOCK_FILES, SAME_USER.format("write wherever the grader can"))}),
     Case("append_to_grader", "reference", writes=True, uid=True,
-         skip={PROCESS: SAME_USER.format("append to the kit's files")}),
+         needs={PROCESS: (LANDLOCK_FILES, SAME_USER.format("append to the kit's files"))}),
     Case("notebook_magics", "template"),
     Case("symlink_to_reference", "template"),
     # Crashing.
@@ -132,6 +149,9 @@ CASES = [
     Case("poison_json", "reference", limits=HANG_LIMITS),
     Case("inherited_fds", "reference"),
 ]
+# Not graded like the others (see their tests below): a grader killed from outside,
+# and a pair of submissions where the first leaves something for the second.
+SPECIAL_PAYLOADS = {"outlive_the_grader", "leave_state_behind", "pick_up_state"}
 
 
 # ------------------------------------------------------------------ helpers
@@ -238,6 +258,32 @@ def hidden_code_lines():
     return lines
 
 
+class MemorySampler:
+    """The largest total resident memory of the processes holding `marker`, sampled every 20 ms."""
+
+    def __init__(self, marker):
+        self.marker, self.peak = marker, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self):
+        while not self._stop.is_set():
+            total = 0
+            for pid, _ in processes_with(self.marker):
+                try:
+                    with open(f"/proc/{pid}/status") as status:
+                        total += next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+                except (OSError, StopIteration, ValueError):
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.02)
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+
 class Listener:
     """A TCP listener on the grading machine's loopback that counts connections."""
 
@@ -309,6 +355,9 @@ def build_submission(case, folder, values):
 
 def run_case(case, level, tmp_path, monkeypatch, grade_submission):
     isolation = isolation_for(level)
+    if level in case.needs and case.needs[level][0] not in isolation.confined:
+        layer, why = case.needs[level]
+        pytest.skip(f"{case} at the {level} level: {why}, unless the kernel offers {layer} (it does not here)")
     marker = f"hostile-{uuid.uuid4().hex[:16]}"
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -320,6 +369,7 @@ def run_case(case, level, tmp_path, monkeypatch, grade_submission):
     submission = build_submission(case, source_dir, values)
     monkeypatch.setenv("GRADER_TEST_SECRET", SECRET)
     before = fingerprint() if case.writes else None
+    sampler = MemorySampler(marker) if case.name == "memory_across_processes" else None
     started = time.monotonic()
     try:
         if case.via == "grade":
@@ -333,8 +383,12 @@ def run_case(case, level, tmp_path, monkeypatch, grade_submission):
         elapsed = time.monotonic() - started
         if listener:
             listener.close()
+        if sampler:
+            sampler.stop()
     outcome = Outcome(level, marker, documents, printed, problem, elapsed, out_dir)
     outcome.accepted_connections = listener.accepted if listener else 0
+    outcome.isolation, outcome.limits = isolation, case.limits
+    outcome.peak_bytes = sampler.peak if sampler else 0
     try:
         check_guarantees(case, outcome, isolation)
         if before is not None:
@@ -454,8 +508,41 @@ def check_hang_at_import(outcome):
 
 
 def check_hang_in_backward(outcome):
-    reasons = " ".join(t["output"] for t in outcome.documents[0]["tests"])
-    assert "timed out" in reasons and "time budget" in reasons
+    """A backward() that never returns costs the tests that call it, and names it;
+    the forward-mode tests that do not call it keep their points, within the budget."""
+    tests = outcome.documents[0]["tests"]
+    reasons = " ".join(t["output"] for t in tests if t["status"] == "failed")
+    assert "timed out" in reasons and "`Value.backward()`" in reasons
+    dual_only = [t for t in tests if t["tags"] == ["forward_mode"] and "backward" not in t["name"]]
+    assert dual_only and all(t["status"] == "passed" for t in dual_only), [t["name"] for t in dual_only]
+    assert outcome.elapsed < outcome.limits.budget_seconds + 10
+
+
+def check_no_reply_in_advance(outcome):
+    """Replies written before the requests cannot answer them, and a worker that
+    stops reading cannot block the grader: every test fails, and says why."""
+    tests = outcome.documents[0]["tests"]
+    assert all(t["status"] == "failed" for t in tests)
+    assert outcome.marker not in " ".join(t["output"] for t in tests)  # no forged answer was taken
+
+
+def check_surrogates(outcome):
+    text = json.dumps(outcome.documents, ensure_ascii=False)
+    assert not any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+    text.encode("utf-8")
+
+
+def check_memory_across_processes(outcome):
+    [line] = _printed_lines(outcome, "memory hogs")
+    assert int(line.split("started=")[1]) >= 2, "the payload could not start its children"
+    limit = outcome.limits.submission_memory_bytes if outcome.isolation.cgroups \
+        else outcome.limits.memory_bytes * outcome.limits.processes
+    assert outcome.peak_bytes <= limit * 1.05, f"{outcome.peak_bytes / 2**20:.0f} MiB held in all"
+
+
+def check_daemon_switching_uid(outcome):
+    if outcome.level == PROCESS and AS_ROOT:
+        assert _printed_lines(outcome, "switched uid"), "the payload did not switch its uid"
 
 
 def check_crash(outcome):
@@ -474,7 +561,7 @@ def check_network(outcome):
 
 def check_write_outside(outcome):
     places = [outcome.out_dir, KIT]
-    if outcome.level == BUBBLEWRAP:
+    if outcome.level == BUBBLEWRAP or LANDLOCK_FILES in outcome.isolation.confined:
         places += [Path("/tmp"), Path("/var/tmp"), Path("/dev/shm")]
     escaped = [p for folder in places if folder.is_dir() for p in folder.glob(f"escape-{outcome.marker}")]
     assert not escaped, f"the worker wrote outside its own /tmp: {escaped}"
@@ -491,7 +578,7 @@ def check_symlink(outcome):
 def check_fds(outcome):
     targets = [line.split("->", 1)[1].strip() for line in _printed_lines(outcome, "->")]
     assert targets, "the payload did not run"
-    assert all(t.startswith(("pipe:", "/dev/null", "/proc/")) for t in targets), targets
+    assert all(t.startswith(("pipe:", "/dev/null", "/proc/", "/memfd:grader-progress")) for t in targets), targets
 
 
 CHECKS = {
@@ -508,6 +595,11 @@ CHECKS = {
     "notebook_magics": check_notebook,
     "symlink_to_reference": check_symlink,
     "inherited_fds": check_fds,
+    "stop_reading_requests": check_no_reply_in_advance,
+    "lone_surrogates": check_surrogates,
+    "forge_surrogate_replies": check_surrogates,
+    "memory_across_processes": check_memory_across_processes,
+    "daemon_switches_uid": check_daemon_switching_uid,
 }
 
 
@@ -516,7 +608,7 @@ CHECKS = {
 
 def test_the_corpus_has_one_case_per_payload_file():
     payloads = {p.stem for p in HOSTILE.iterdir() if p.suffix in (".py", ".ipynb")}
-    named = {case.name for case in CASES} - {"symlink_to_reference"}
+    named = ({case.name for case in CASES} | SPECIAL_PAYLOADS) - {"symlink_to_reference"}
     assert payloads == named
     assert len({(c.name, c.via) for c in CASES}) >= 20
 
@@ -533,3 +625,126 @@ def _matrix():
 @pytest.mark.parametrize(("case", "level"), list(_matrix()))
 def test_hostile_submission_is_contained(case, level, tmp_path, monkeypatch, grade_submission):
     run_case(case, level, tmp_path, monkeypatch, grade_submission)
+
+
+# ------------------------------------------- a grader killed from outside
+
+
+def _descendants(pid):
+    """(pid, start time) of every process below `pid`."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                table[int(name)] = (int(fields[1]), int(fields[19]))
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        children = {p for p, (ppid, _) in table.items() if ppid in frontier and p not in found}
+        found |= children
+        frontier = children
+    return {(p, table[p][1]) for p in found}
+
+
+def _command_line(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")[:150]
+    except OSError:
+        return "?"
+
+
+def _alive(pid, start):
+    """Still running (a zombie is not: it only waits to be collected by its parent,
+    which may be this test process, a subreaper since an earlier test graded in it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return False
+    if fields[0] == b"Z":
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        return False
+    return int(fields[19]) == start
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the test reads /proc")
+@pytest.mark.parametrize("level", sandbox.LEVELS)
+def test_a_grader_killed_from_outside_leaves_no_process_behind(level, tmp_path):
+    """outlive_the_grader.py clears its parent-death signal, keeps a child in its
+    group and detaches a daemon; the grader is then SIGKILLed mid-run. Nothing
+    of the worker may survive it, at any level: the namespace, the control
+    group, the throwaway uid or the keeper ends them, not the worker's cooperation."""
+    isolation_for(level)
+    marker = f"hostile-{uuid.uuid4().hex[:16]}"
+    case = Case("outlive_the_grader", "reference")
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    submission = build_submission(case, folder, {"MARKER": marker})
+    env = {**os.environ, "GRADER_ISOLATION": level}
+    grader = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(submission), "--out",
+                               str(tmp_path / "out" / "results.json"), "--quiet"], cwd=KIT, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (processes_with(f"{marker}-daemon") and processes_with(f"{marker}-child")):
+            assert grader.poll() is None and time.monotonic() < deadline, "the payload's processes never started"
+            time.sleep(0.05)
+        below = _descendants(grader.pid)
+        grader.kill()
+        grader.wait()
+        deadline = time.monotonic() + 15
+        while any(_alive(*p) for p in below) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [(p, _command_line(p)) for p, start in below if _alive(p, start)]
+        assert not left, f"processes outlived the grader: {left}"
+        assert not survivors([marker], seconds=0)
+    finally:
+        grader.kill()
+        grader.wait()
+        survivors([marker], seconds=0)
+
+
+# ------------------------------------ what one worker leaves for the next
+
+
+def _forget_state(marker):
+    subprocess.run(["ipcrm", "-M", str(0x7A11)], capture_output=True, check=False)
+    for path in (f"/dev/mqueue/{marker}", f"/tmp/state-{marker}", f"/var/tmp/state-{marker}",
+                 f"/dev/shm/state-{marker}"):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="keyrings and System V IPC are Linux's")
+@pytest.mark.parametrize("level", sandbox.LEVELS)
+def test_nothing_a_worker_leaves_reaches_the_next_worker(level, tmp_path, grade_submission):
+    """A correct submission hides its source in the kernel (keyring, System V
+    shared memory, a POSIX message queue) and in world-readable files; a stub
+    graded next looks for it there. It must find nothing and score 0."""
+    isolation = isolation_for(level)
+    if level == PROCESS and "seccomp" not in isolation.confined:
+        pytest.skip("without seccomp the process level shares the grader's keyring and IPC")
+    marker = f"hostile-{uuid.uuid4().hex[:16]}"
+    try:
+        outcomes = []
+        for name, base in (("leave_state_behind", "reference"), ("pick_up_state", "template")):
+            folder = tmp_path / name
+            folder.mkdir()
+            submission = build_submission(Case(name, base), folder, {"MARKER": marker})
+            outcomes.append(grade_submission(submission, suite="public", limits=LIMITS, isolation=isolation))
+        left, picked = outcomes
+        assert left.score == left.max_score  # the honest part still earns its points
+        [line] = [line for line in picked.printed.splitlines() if f"{marker} found" in line]
+        assert line.endswith("found []"), f"the second worker found what the first left: {line}"
+        assert picked.score == 0
+    finally:
+        _forget_state(marker)

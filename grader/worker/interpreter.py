@@ -70,9 +70,12 @@ class Interpreter:
         self.Dual = namespace.get("Dual") or _Missing("Dual")
         self.zero_grad = namespace.get("zero_grad") or _Missing("zero_grad")
 
-    def run(self, steps):
+    def run(self, steps, on_step=None):
+        """Run the program; `on_step(index)` (optional) is told each step before it runs."""
         nodes, snapshots, orders = [], [], []
         for index, step in enumerate(steps):
+            if on_step is not None:
+                on_step(index)
             try:
                 self._step(step, nodes, snapshots, orders)
             except BaseException as error:  # noqa: B036 - report, never propagate

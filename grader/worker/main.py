@@ -1,28 +1,35 @@
 """The worker: the only process that ever runs student code.
 
-    python -I main.py SUBMISSION MODULE_NAME REPLY_FD LIMITS_JSON
+    python -I main.py SUBMISSION MODULE_NAME REPLY_FD SETTINGS_JSON
 
-It sets its own resource limits, loads the submission, then answers graph
-programs read from stdin with one JSON line each on REPLY_FD. Everything the
+It sets its own resource limits and kernel confinement, loads the submission,
+then answers graph programs read from stdin with one JSON line each on
+REPLY_FD. Before each step of a program it writes the request's id and the
+step's number into a small shared page (SETTINGS' `progress_fd`), so that when
+a program never returns the grader can tell which call hung. Everything the
 submission prints goes to stdout/stderr, which the grader drains and caps; it
 never reaches the reply channel.
 
 Nothing here is trusted: the submission shares this process and may rewrite any
-of it. The grader treats every reply as untrusted data.
+of it. The grader treats every reply (and the progress page) as untrusted data.
 """
 
 import json
+import mmap
 import os
+import struct
 import sys
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from confine import confine, readable_paths  # noqa: E402
 from interpreter import Interpreter, short  # noqa: E402
 from limits import apply_limits  # noqa: E402
 
 del sys.path[0]
 
 REQUIRED = ("Value", "zero_grad", "Dual")
+PROGRESS = struct.Struct("=QI")  # request id, step number
 
 
 def send(channel, message):
@@ -71,28 +78,45 @@ def _frames(tb):
         tb = tb.tb_next
 
 
-def serve(namespace, requests, channel, path):
+def progress_writer(fd):
+    """A function that records (request id, step) in the shared page, or None."""
+    if fd is None:
+        return None
+    try:
+        page = mmap.mmap(fd, PROGRESS.size)
+    except (OSError, ValueError):
+        return None
+    return lambda request, step: PROGRESS.pack_into(page, 0, request, step)
+
+
+def serve(namespace, requests, channel, path, progress):
     interpreter = Interpreter(namespace, source_file=path)
     for line in requests:
         request = json.loads(line)
-        send(channel, {"id": request["id"], "outcome": interpreter.run(request["steps"])})
+        number = request["id"]
+        on_step = (lambda step: progress(number, step)) if progress else None
+        send(channel, {"id": number, "outcome": interpreter.run(request["steps"], on_step=on_step)})
 
 
 def main(argv):
-    path, module_name, reply_fd, limits = argv[1], argv[2], int(argv[3]), json.loads(argv[4])
+    path, module_name, reply_fd, settings = argv[1], argv[2], int(argv[3]), json.loads(argv[4])
     channel = os.fdopen(reply_fd, "w", encoding="utf-8")
     requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     # The submission gets an empty stdin: reading input() must not eat requests.
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
-    applied = apply_limits(limits)
+    applied = apply_limits(settings.get("limits", {}))
+    prefixes = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)})
+    if settings.get("confine", True):
+        applied += confine(readable_paths(prefixes, settings.get("readable", [])), settings.get("writable", []))
+    progress = progress_writer(settings.get("progress_fd"))
     namespace, error = load(path, module_name)
     if error:
         send(channel, {"ready": False, "load_error": error, "limits": applied})
         return
     missing = [name for name in REQUIRED if name not in namespace]
     send(channel, {"ready": True, "missing": missing, "limits": applied})
-    serve(namespace, requests, channel, path)
+    serve(namespace, requests, channel, path, progress)
 
 
 if __name__ == "__main__":

@@ -174,7 +174,7 @@ def walk_submission(folder, limit=MAX_FOLDER_ENTRIES):
 
 
 def _choose_in_folder(folder):
-    entries, _complete = walk_submission(folder)
+    entries, complete = walk_submission(folder)
     candidates = sorted(
         folder / relative for relative, kind in entries
         if kind in ("file", "link") and Path(relative).suffix in (".py", ".ipynb")
@@ -195,6 +195,12 @@ def _choose_in_folder(folder):
                 f"{shown}: {name} is a link to a file outside the submission, or not a regular file; "
                 "hand in the file itself.",
                 f"{shown}：{name} 是指向提交内容之外的链接，或不是普通文件；请提交文件本身。")
+        if not complete:
+            return None, Problem(
+                f"{shown}: no .py or .ipynb file among the first {MAX_FOLDER_ENTRIES} entries of this folder; "
+                "hand in the folder without data or caches, or the file itself.",
+                f"{shown}：这个文件夹的前 {MAX_FOLDER_ENTRIES} 项里没有 .py 或 .ipynb 文件；"
+                "请提交不含数据和缓存的文件夹，或直接提交文件。")
         return None, Problem(f"{shown}: no .py or .ipynb file found in this folder.",
                              f"{shown}：文件夹里没有 .py 或 .ipynb 文件。")
     names = ", ".join(_shown(p.relative_to(folder)) for p in (preferred or candidates)[:6])

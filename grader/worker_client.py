@@ -340,7 +340,10 @@ class Worker:
         if self._group is not None:
             self._group.remove()
         if self._staged is not None:
-            os.chmod(self._staged, 0o700)
+            try:
+                os.chmod(self._staged, 0o700)
+            except OSError:
+                pass
             shutil.rmtree(self._staged, ignore_errors=True)
         if self._reader is not None:
             os.close(self._reader.fd)

@@ -12,7 +12,9 @@ import csv
 import io
 import json
 import multiprocessing
+import os
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -268,3 +270,114 @@ def test_shards_split_the_class_and_cover_it(tmp_path):
     assert sorted(seen) == [f"s{number}" for number in range(7)]
     with pytest.raises(ValueError):
         batch.parse_shard("4/3")
+
+
+# --------------------------------------------- hostile entries of a class
+
+
+def _hostile_class(folder):
+    """A class where most entries try to break the batch itself; returns the honest students."""
+    folder.mkdir()
+    (folder / "good").mkdir()
+    (folder / "good" / "tiny_autograd.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+    for name, target in (("mem", "/proc/self/mem"), ("kmsg", "/proc/kmsg"), ("zero", "/dev/zero")):
+        (folder / name).mkdir()
+        (folder / name / "tiny_autograd.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+        (folder / name / "extra.bin").symlink_to(target)  # hashing must not read through it
+    (folder / "mem-link.py").symlink_to("/proc/self/mem")
+    os.mkfifo(folder / "fifo")
+    os.mkfifo(folder / "pipe.py")
+    (folder / "with-fifo").mkdir()
+    (folder / "with-fifo" / "tiny_autograd.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+    os.mkfifo(folder / "with-fifo" / "queue")
+    gbk = os.path.join(os.fsencode(folder), "张三".encode("gbk"))  # a zip from a Chinese Windows machine
+    os.mkdir(gbk)
+    with open(os.path.join(gbk, b"tiny_autograd.py"), "w", encoding="utf-8") as handle:
+        handle.write(REFERENCE_TEXT)
+    (folder / ("x" * 250 + ".py")).write_text(REFERENCE_TEXT, encoding="utf-8")
+    huge = folder / "huge"
+    huge.mkdir()
+    (huge / "tiny_autograd.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+    for number in range(6000):
+        (huge / f"f{number}.txt").write_bytes(b"")
+    unreadable = folder / "locked"
+    unreadable.mkdir()
+    (unreadable / "tiny_autograd.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+    os.chmod(unreadable, 0)
+    return ("good", "mem", "kmsg", "zero", "with-fifo", "张三", "x" * 250)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and fifos")
+def test_any_entry_of_a_class_folder_costs_at_most_its_own_row(tmp_path):
+    honest = _hostile_class(tmp_path / "class")
+    out = tmp_path / "grades.csv"
+    stream = io.StringIO()
+    try:
+        rows = batch.run(tmp_path / "class", out, jobs=2, limits=LIMITS, stream=stream)
+    finally:
+        os.chmod(tmp_path / "class" / "locked", 0o700)
+    book = read_gradebook(out)
+    assert len(book) == len(rows) == len(honest) + 5  # + the link, two fifos, the huge and the locked folder
+    for student in honest:
+        assert book[student]["status"] == "graded" and book[student]["total"] == "100", (student, book[student])
+    for student in ("mem-link", "fifo", "pipe", "huge"):
+        assert book[student]["status"] == "problem" and book[student]["note"], book[student]
+    assert "5000 entries" in book["huge"]["note"]
+    assert book["locked"]["status"] in ("problem", "graded")  # root reads it; anyone else cannot
+    assert "张三" in stream.getvalue()
+
+
+def test_names_never_become_formulas_commands_or_shared_files(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    names = ["=40+60", "=HYPERLINK(\"evil\",\"x\")", "+1", "@SUM(A1)", "-2", "\x1b[2Jclear",
+             "mallory\nmallory: 100", "a_b", "a b", "Alice", "alice"]
+    for name in names:
+        (folder / name).mkdir()
+        (folder / name / "tiny_autograd.py").write_text("", encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    stream = io.StringIO()
+    batch.run(folder, out, jobs=1, limits=LIMITS, stream=stream)
+    text = out.read_text(encoding="utf-8")
+    cells = [row[0] for row in csv.reader(io.StringIO(text))][1:]
+    assert len(cells) == len(names)
+    assert not [cell for cell in cells if cell[:1] in "=+-@\t\r"], cells
+    assert not any(ord(c) < 32 for c in text.replace("\n", ""))
+    log = stream.getvalue()
+    assert "\x1b" not in log
+    assert not [line for line in log.splitlines() if line.startswith("mallory: 100")]
+    files = sorted(p.name for p in batch.results_folder(out).iterdir())
+    assert len(files) == len(names), files
+    assert len({name.casefold() for name in files}) == len(files)  # distinct on a case-blind disk too
+
+
+def test_results_and_gradebook_are_readable_by_the_grader_only(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.py").write_text(REFERENCE_TEXT, encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    batch.run(folder, out, jobs=1, limits=LIMITS, stream=io.StringIO())
+    results = batch.results_folder(out)
+    assert stat.S_IMODE(results.stat().st_mode) == 0o700
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in results.iterdir())
+
+
+def test_a_planted_results_file_is_not_taken_as_an_earlier_grade(tmp_path):
+    """A file in the results folder that the grader did not write (a link, or one
+    another user could have written) never becomes a student's grade."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ann.py").write_text("", encoding="utf-8")
+    out = tmp_path / "grades.csv"
+    [row] = batch.run(folder, out, jobs=1, limits=LIMITS, stream=io.StringIO())
+    assert row.score == 0
+    results = batch.results_folder(out) / "ann.json"
+    forged = json.loads(results.read_text(encoding="utf-8"))
+    forged["score"] = 100.0
+    planted = tmp_path / "forged.json"
+    planted.write_text(json.dumps(forged), encoding="utf-8")
+    results.unlink()
+    results.symlink_to(planted)
+    [again] = batch.run(folder, out, jobs=1, limits=LIMITS, stream=io.StringIO())
+    assert not again.reused and again.score == 0

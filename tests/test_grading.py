@@ -135,3 +135,30 @@ def test_feedback_language_follows_lang(partial_submission, tmp_path):
     for message_en, message_zh in zip(failed_en, failed_zh):
         assert message_en != message_zh
         assert CHINESE.search(message_zh)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links and sticky folders")
+def test_results_land_where_asked_even_when_someone_planted_links_and_folders_there(tmp_path):
+    """In a folder anyone may write (like /tmp), another user planted a link at
+    every name the grader writes (pointing at a file of the kit's) and a folder
+    at one of them. The grader writes its files there and follows none of it."""
+    import os
+    import stat
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    canary = tmp_path / "kit" / "rubric.toml"
+    canary.parent.mkdir()
+    canary.write_text("gradients = 40\n")
+    for name in ("results.json", "results.json.tmp", "results.pytest.json"):
+        (shared / name).symlink_to(canary)
+    (shared / "report.html").mkdir()
+    code = run_cli("grade", TEMPLATE, "--out", shared / "results.json", "--html", shared / "report.html", "--quiet")
+    assert code == 0
+    assert canary.read_text() == "gradients = 40\n"
+    for name in ("results.json", "results.pytest.json", "report.html"):
+        path = shared / name
+        assert path.is_file() and not path.is_symlink(), name
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads((shared / "results.json").read_text(encoding="utf-8"))["tests"]

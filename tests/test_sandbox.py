@@ -5,6 +5,7 @@ tests then say what each level must hide. Levels that do not work on this
 machine are skipped with the reason (CI installs bubblewrap, so they run there).
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -50,6 +52,11 @@ def write(path):
 def connect():
     socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
 
+def syscall(number, *args):
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(ctypes.c_long(number), *(ctypes.c_long(a) for a in args)) >= 0
+
 limits = {}
 try:
     import resource
@@ -75,6 +82,12 @@ facts = {
     "capabilities": status("CapEff"),
     "limits": limits,
     "usr_local": sorted(os.listdir("/usr/local")) if os.path.isdir("/usr/local") else None,
+    # x86_64 numbers: add_key to the user keyring, shmget(IPC_PRIVATE, 4096, 0600)
+    "add_key": os.uname().machine == "x86_64" and syscall(248, 0, 0, 0, 0, -4),
+    "shmget": os.uname().machine == "x86_64" and syscall(29, 0, 4096, 0o600),
+    "write_shared_tmp": can(lambda: write("/dev/shm/probe-" + MARK)),
+    "read_reference": can(lambda: open(os.path.join(KIT, "reference", "tiny_autograd.py")).read(1)),
+    "list_kit": can(lambda: os.listdir(KIT)),
 }
 print("FACTS " + json.dumps(facts))
 '''
@@ -375,3 +388,208 @@ def test_what_the_submission_prints_is_capped_in_total_and_stripped_of_control_c
     assert worker.starts == 4
     assert len(printed) <= OUTPUT_CAP_BYTES + 100 and "not kept" in printed
     assert "\x1b" not in printed and "\x07" not in printed
+
+
+# ------------------------------------------------------- classmates
+
+
+SNOOP = r'''
+import glob, os
+VICTIM = VICTIM_REVERSED[::-1]  # so that this file itself does not hold it
+found = []
+candidates = glob.glob("/tmp/grader-*/prepared.py") + glob.glob("/tmp/grader-*/*/tiny_autograd.py") + PLACES
+for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+    try:
+        words = open(f"/proc/{name}/cmdline", "rb").read().split(b"\0")
+    except OSError:
+        continue
+    candidates += [w.decode(errors="replace") for w in words if w.endswith((b".json", b".py", b".csv"))]
+for path in candidates:
+    try:
+        with open(path, errors="replace") as source:
+            if VICTIM in source.read():
+                found.append(path)
+    except OSError:
+        pass
+print("SNOOPED", found)
+'''
+
+
+@needs_linux
+@pytest.mark.parametrize("confined", [True, False], ids=["with-landlock", "without-landlock"])
+@pytest.mark.parametrize("level", ["bubblewrap", "unprivileged"])
+def test_a_worker_reads_nothing_of_another_student_present_or_past(level, confined, tmp_path):
+    """Two students graded at once: the second cannot read the first one's copy
+    (private to the first worker's uid), nor results written before (private to
+    the grader), whether or not Landlock also confines it."""
+    isolation = isolation_or_skip(level)
+    if confined and not isolation.confined:
+        pytest.skip("the kernel offers no Landlock here")
+    if not confined:
+        isolation = dataclasses.replace(isolation, confined=())
+    victim = f"victim-{uuid.uuid4().hex}"
+    past = tmp_path / "grades-results"
+    past.mkdir(mode=0o700)
+    (past / "alice.json").write_text(f'{{"note": "{victim}"}}')
+    os.chmod(past / "alice.json", 0o600)
+    places = [str(past / "alice.json")]
+    workdir = Path(tempfile.mkdtemp(prefix="grader-"))
+    CLEANUP.append(workdir)
+    os.chmod(workdir, 0o711)
+    first = workdir / "prepared.py"
+    first.write_text(f"# {victim}\nimport time\ntime.sleep(3)\n")
+    os.chmod(first, 0o600)
+    second = write_submission(tmp_path, f"PLACES = {places!r}\nVICTIM_REVERSED = {victim[::-1]!r}\n" + SNOOP)
+    with Worker(first, Limits(call_seconds=2, load_seconds=20, budget_seconds=30), isolation) as sleeping:
+        thread = threading.Thread(target=sleeping.start, daemon=True)
+        thread.start()
+        time.sleep(1.0)  # the first worker is loading (sleeping) with its private copy in place
+        with Worker(second, LIMITS, isolation) as snooping:
+            assert snooping.start().ok
+        [line] = [line for line in snooping.printed().splitlines() if line.startswith("SNOOPED")]
+        thread.join(timeout=30)
+    assert line == "SNOOPED []", line
+
+
+# ------------------------------------------------------ confinement
+
+
+@needs_linux
+@pytest.mark.parametrize("level", sandbox.LEVELS)
+def test_the_workers_own_confinement_holds_where_the_kernel_offers_it(level, tmp_path):
+    """Landlock: no reading the kit, no writing outside a private /tmp, no TCP,
+    no signals out; seccomp: no keyrings, no System V IPC. Whatever the level."""
+    facts, isolation = probe(level, tmp_path)
+    try:
+        if "landlock files" in isolation.confined:  # (Landlock governs opening, not looking up names)
+            assert not facts["read_reference"] and not facts["list_kit"]
+            assert not facts["write_kit"] and not facts["write_shared_tmp"]
+            assert facts["write_tmp"] == (level == "bubblewrap")  # its own tmpfs only
+        if "landlock tcp" in isolation.confined:
+            assert not facts["connect"]
+        if "landlock signals" in isolation.confined:
+            assert not facts["signal_parent"]
+        if "seccomp" in isolation.confined:
+            assert not facts["add_key"] and not facts["shmget"]
+        assert facts["no_new_privs"] == "1"
+    finally:
+        for path in Path("/dev/shm").glob("probe-*"):
+            path.unlink(missing_ok=True)
+
+
+@needs_linux
+def test_the_seccomp_filter_denies_every_abi_but_the_native_one():
+    from grader.worker import confine
+
+    for machine in ("x86_64", "aarch64"):
+        program = confine.seccomp_program(machine)
+        assert program[0] == (0x20, 0, 0, 4)  # load the architecture first
+        assert program[-2][3] == 0x7FFF0000 and program[-1][3] == 0x00050001  # allow, else EPERM
+        denied = {insn[3] for insn in program if insn[0] == 0x15 and insn[1] and insn[3] < 1000}
+        expected = {numbers[0 if machine == "x86_64" else 1] for numbers in confine._DENIED.values()}
+        assert denied == expected
+        for index, (code, jt, jf, _) in enumerate(program):  # every jump lands inside the program
+            if code in (0x15, 0x35):
+                assert index + 1 + max(jt, jf) < len(program)
+
+
+@needs_linux
+@pytest.mark.parametrize("level", sandbox.LEVELS)
+def test_a_worker_that_stops_reading_cannot_block_the_grader(level, tmp_path):
+    """The worker shrinks its request pipe to one page and never reads it: a large
+    program must fail within the call limit, not block the grader in write()."""
+    isolation = isolation_or_skip(level)
+    source = textwrap.dedent(r'''
+        import fcntl, sys, time
+        def serve(namespace, requests, *rest):
+            fcntl.fcntl(requests.fileno(), 1031, 4096)  # F_SETPIPE_SZ
+            time.sleep(3600)
+        sys.modules["__main__"].serve = serve
+    ''')
+    program = [["value", float(i)] for i in range(20000)] + [["read"]]
+    outcome = {}
+    with Worker(write_submission(tmp_path, source), Limits(call_seconds=1, load_seconds=10, budget_seconds=20),
+                isolation) as worker:
+        assert worker.start().ok
+        thread = threading.Thread(target=lambda: outcome.update(reply=worker.run(program)), daemon=True)
+        started = time.monotonic()
+        thread.start()
+        thread.join(timeout=15)
+        assert not thread.is_alive(), "the grader is blocked writing to the worker"
+    assert time.monotonic() - started < 5
+    assert "stopped reading" in outcome["reply"].failure
+
+
+@needs_linux
+def test_as_root_without_a_way_to_drop_privileges_the_grader_refuses(monkeypatch):
+    if not AS_ROOT:
+        pytest.skip("only a root grader must refuse")
+    monkeypatch.setattr(sandbox, "_bubblewrap_level", lambda: (None, "no bwrap in this test"))
+    monkeypatch.setattr(sandbox, "_unprivileged_level", lambda: (None, "no setpriv in this test"))
+    with pytest.raises(sandbox.IsolationUnavailable, match="GRADER_ISOLATION=process"):
+        sandbox.detect()
+    from grader import cli
+
+    assert cli.main(["grade", str(KIT / "reference" / "tiny_autograd.py"), "--out", "/nonexistent/r.json"]) == 2
+    monkeypatch.setenv("GRADER_ISOLATION", "process")
+    assert "runs as root" in sandbox.detect().notes  # asked for by name, it is allowed and says so
+
+
+# ---------------------------------------------------- control groups
+
+
+def _sleeper(marker):
+    return [sys.executable, "-c", "import time; time.sleep(60)", marker]
+
+
+@needs_linux
+def test_a_box_bounds_and_ends_every_process_in_it():
+    from grader import cgroups
+
+    box = cgroups.Box.create(256 * 1024 * 1024, 8)
+    if box is None:
+        pytest.skip("no usable control group hierarchy here")
+    marker = f"boxed-{uuid.uuid4().hex}"
+    try:
+        group = box.worker_group()
+        started = [subprocess.Popen(group.enter_command(_sleeper(marker))) for _ in range(3)]
+        assert _appears(marker)
+        deadline = time.monotonic() + 5
+        while len(group.pids()) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(group.pids()) == 3
+        assert group.kill()
+        for process in started:
+            process.wait(timeout=5)
+        assert _gone(marker)
+        group.remove()
+    finally:
+        box.kill()
+        box.remove()
+    assert not any(folder.exists() for folder in box.folders)
+
+
+@needs_linux
+def test_the_keeper_ends_what_a_dead_grader_left_registered():
+    from grader import cgroups
+    from grader.keeper import Keeper
+
+    box = cgroups.Box.create(256 * 1024 * 1024, 8)
+    if box is None:
+        pytest.skip("no usable control group hierarchy here")
+    marker = f"kept-{uuid.uuid4().hex}"
+    keeper = Keeper()
+    group = box.worker_group()
+    orphan = subprocess.Popen(group.enter_command(_sleeper(marker)), start_new_session=True)
+    try:
+        assert _appears(marker)
+        keeper.watch("cgroup", box.key())
+        keeper._process.stdin.close()  # what the kernel does when the grader dies
+        keeper._process.wait(timeout=20)
+        orphan.wait(timeout=5)
+        assert _gone(marker)
+        assert not any(folder.exists() for folder in box.folders)
+    finally:
+        orphan.kill()
+        box.kill()
+        box.remove()

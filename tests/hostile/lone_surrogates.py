@@ -1,16 +1,20 @@
-# Text no UTF-8 writer can encode: lone surrogates in an exception's type name,
-# message and function name, in the type name and repr of a non-number, and as
-# raw bytes on stdout (what a surrogate looks like in CESU-8).
+# Text no UTF-8 writer can encode: lone surrogates in an exception's message and
+# in the name of the function that raised it, in the repr of a non-number, and
+# as raw bytes on stdout (what a surrogate looks like in CESU-8). (Type names
+# cannot hold them: Python refuses such a class.)
 import sys
 
 sys.stdout.buffer.write(b"@@MARKER@@ \xed\xa0\x80 \xed\xbf\xbf\n")
 sys.stdout.flush()
-Broken = type("Broken\ud800", (Exception,), {})
-Odd = type("Odd\udfff", (), {"__repr__": lambda self: "\ud800\udbff repr"})
+
+
+class Odd:
+    def __repr__(self):
+        return "\ud800\udbff repr"
 
 
 def _raise(self):
-    raise Broken("\ud800 lone surrogate \udfff in the message")
+    raise ValueError("\ud800 lone surrogate \udfff in the message")
 
 
 _raise.__code__ = _raise.__code__.replace(co_name="back\ud800ward")

@@ -25,10 +25,11 @@ grade: $(VENV)/.grade-deps
 test: $(VENV)/.dev-deps
 	$(PY) -m pytest
 
-template: $(VENV)/.grade-deps
+# The student files and the suites' frozen examples (drawn with Hypothesis, a dev tool).
+template: $(VENV)/.dev-deps
 	$(PY) -m authoring
 
-check-template: $(VENV)/.grade-deps
+check-template: $(VENV)/.dev-deps
 	$(PY) -m authoring --check
 
 clean:

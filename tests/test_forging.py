@@ -50,20 +50,14 @@ def submit(tmp_path):
 def run_cli(monkeypatch, process_level, reference_oracle, tmp_path):
     """The command line (in this process) with the worker at the process level, from
     `tmp_path` as the current folder; returns the results file as written."""
-    from hypothesis import settings
-
     from grader.grading import grade
 
     monkeypatch.setattr(cli, "grade", functools.partial(grade, isolation=process_level, oracle=reference_oracle))
     monkeypatch.chdir(tmp_path)
 
     def run(submission, out="results/results.json", *options):
-        profile = settings.get_current_profile_name()
-        try:
-            assert cli.main(["grade", str(submission), "--suite", "public", "--out", str(out),
-                             "--lang", "en", "--quiet", *options]) == 0
-        finally:
-            settings.load_profile(profile)
+        assert cli.main(["grade", str(submission), "--suite", "public", "--out", str(out),
+                         "--lang", "en", "--quiet", *options]) == 0
         return (tmp_path / out).read_text(encoding="utf-8")
 
     return run

@@ -20,7 +20,7 @@ import pytest
 
 from authoring import dist
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
-from test_dist import hypothesis_profile_kept, reporter_points, run_workflow_grading
+from test_dist import reporter_points, run_workflow_grading
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
@@ -117,9 +117,8 @@ def test_classroom_reporter_input_sums_to_the_gradescope_score(autograder_zip, t
     if not HIDDEN_TESTS:
         pytest.skip("the kit has no hidden tests yet")
     work = tmp_path_factory.mktemp("both")
-    with hypothesis_profile_kept():
-        student = dist.build_student(work / "student", verify=False, log=lambda *a: None)
-        hidden = dist.build_hidden(work / "hidden", log=lambda *a: None)
+    student = dist.build_student(work / "student", verify=False, log=lambda *a: None)
+    hidden = dist.build_hidden(work / "hidden", log=lambda *a: None)
     buggy = mutant_source(MUTANTS_BY_ID[mutant_id])
     (student / "tiny_autograd.py").write_text(buggy, encoding="utf-8")
     runners = run_workflow_grading(student, work, hidden_source=hidden,

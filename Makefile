@@ -7,6 +7,10 @@ SUITE ?= public
 OUT ?= results/results.json
 FORMAT ?= gradescope
 HTML ?= results/report.html
+MARKDOWN ?=
+# Feedback language: FEEDBACK_LANG=zh|en, else a LANG of zh... or en... (`make grade LANG=zh`).
+FEEDBACK_LANG ?=
+LANG_OPTION = $(if $(FEEDBACK_LANG),--lang $(FEEDBACK_LANG),$(if $(filter zh%,$(LANG)),--lang zh,$(if $(filter en%,$(LANG)),--lang en)))
 
 .PHONY: grade test template check-template clean
 
@@ -20,7 +24,8 @@ $(VENV)/.dev-deps: $(VENV)/.grade-deps
 	touch $@
 
 grade: $(VENV)/.grade-deps
-	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) --html "$(HTML)"
+	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) $(LANG_OPTION) \
+		$(if $(HTML),--html "$(HTML)") $(if $(MARKDOWN),--markdown "$(MARKDOWN)")
 
 test: $(VENV)/.dev-deps
 	$(PY) -m pytest

@@ -1,5 +1,6 @@
 """python -m grader grade SUBMISSION [--suite public|hidden|all] [--out FILE]
-                                   [--format gradescope|classroom] [--lang zh|en] [--html FILE]
+                                   [--format gradescope|classroom|junit|prairielearn] [--lang zh|en]
+                                   [--html FILE] [--markdown FILE] [--graded-file NAME]
 python -m grader batch DIR [--out grades.csv] [--jobs N] [--suite ...] (see grader/batch.py)
 
 Exit 0 whenever a results file was written, whatever the score; non-zero only
@@ -13,11 +14,15 @@ import os
 import sys
 from pathlib import Path
 
-from grader import batch, html_report, results, terminal
+from grader import batch, html_report, markdown, results, terminal
 from grader.grading import SUITES, grade
+from grader.submission import GRADED_FILES
 
 
 def default_lang():
+    chosen = os.environ.get("FEEDBACK_LANG", "").strip().lower()
+    if chosen in ("zh", "en"):
+        return chosen
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(variable)
         if value:
@@ -33,11 +38,16 @@ def build_parser():
     one.add_argument("submission")
     one.add_argument("--suite", choices=SUITES, default="public")
     one.add_argument("--out", default="results/results.json", help="results file (default: %(default)s)")
-    one.add_argument("--format", choices=sorted(results.FORMATS), default="gradescope")
-    one.add_argument("--lang", choices=("zh", "en"), default=None, help="feedback language (default: from the locale)")
+    one.add_argument("--format", choices=list(results.FORMATS), default="gradescope")
+    one.add_argument("--lang", choices=("zh", "en"), default=None,
+                     help="feedback language (default: $FEEDBACK_LANG, else from the locale)")
+    one.add_argument("--graded-file", choices=GRADED_FILES, default=GRADED_FILES[0],
+                     help="when SUBMISSION is a folder holding both, the file to grade (default: %(default)s)")
     one.add_argument("--quiet", action="store_true", help="no terminal summary")
     one.add_argument("--html", metavar="FILE", default=None,
                      help="also write a self-contained HTML report with a picture of each failing graph")
+    one.add_argument("--markdown", metavar="FILE", default=None,
+                     help="also write the feedback as Markdown (the Classroom workflow's step summary)")
     many = commands.add_parser("batch", help="grade every submission in a folder into a CSV gradebook")
     batch.add_arguments(many)
     many.add_argument("--suite", choices=SUITES, default="public")
@@ -46,10 +56,12 @@ def build_parser():
 
 
 def write_json(path, data):
+    """Write a results document: JSON, or text as it is (the JUnit XML)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    temporary.write_text(text, encoding="utf-8")
     temporary.replace(path)
 
 
@@ -60,10 +72,12 @@ def main(argv=None):
         return batch.main(args, lang)
     out = Path(args.out)
     raw_report = out.with_name(out.stem + ".pytest.json")
-    result = grade(args.submission, suite=args.suite, report_file=raw_report)
+    result = grade(args.submission, suite=args.suite, report_file=raw_report, graded_file=args.graded_file)
     write_json(out, results.FORMATS[args.format](result, lang))
     if args.html:
         html_report.write(result, args.html, lang)
+    if args.markdown:
+        write_json(args.markdown, markdown.summary(result, lang))
     if not args.quiet:
         terminal.summary(result, lang, out, html_path=args.html)
     return 0

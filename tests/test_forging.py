@@ -21,7 +21,7 @@ from grader.results import load_rubric
 from mutants import REFERENCE
 
 TEMPLATE = REFERENCE.parent.parent / "student_template" / "tiny_autograd.py"
-TOTAL = sum(load_rubric()[0].values())
+TOTAL = sum(load_rubric().points.values())
 MARKER = "FORGED-by-the-submission"
 FORGED_GRADESCOPE = {"score": 999.0, "output": MARKER, "tests": [], "extra_data": {"forged": MARKER}}
 

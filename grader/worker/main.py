@@ -19,6 +19,7 @@ import types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from interpreter import Interpreter, short  # noqa: E402
 from limits import apply_limits  # noqa: E402
+from placeholders import install as install_placeholders  # noqa: E402
 
 del sys.path[0]
 
@@ -86,6 +87,7 @@ def main(argv):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     applied = apply_limits(limits)
+    install_placeholders(path)
     namespace, error = load(path, module_name)
     if error:
         send(channel, {"ready": False, "load_error": error, "limits": applied})

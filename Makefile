@@ -1,6 +1,6 @@
 # tiny-autograd grading kit. `make grade` and `make test` bootstrap .venv themselves.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 PY := $(VENV)/bin/python
 SUBMISSION ?= student_template/tiny_autograd.py
 SUITE ?= public

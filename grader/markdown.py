@@ -33,9 +33,18 @@ WORDS = {
 }
 
 
+CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
 def escape(text):
-    """Text that Markdown shows as it is (no markup, no HTML)."""
-    text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text that Markdown shows as it is (no markup, no HTML), except that `code`
+    stays a code span (whose content Markdown never interprets)."""
+    parts = CODE_SPAN.split(str(text))
+    return "".join(part if index % 2 else _plain(part) for index, part in enumerate(parts))
+
+
+def _plain(text):
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return SPECIAL.sub(r"\\\1", text)
 
 
@@ -73,7 +82,8 @@ def _notes(result, lang):
 
 
 def gradescope_output(result, lang="en"):
-    """Gradescope's top-level output (output_format "md"): the visible tests only."""
+    """Gradescope's top-level output (output_format "md"): the visible tests only, kept
+    short (each test's own output says what to fix)."""
     words = _words(lang)
     visible = [t for t in result.tests if not t.hidden]
     blocks = []
@@ -84,8 +94,6 @@ def gradescope_output(result, lang="en"):
         if len(visible) < len(result.tests):
             line += f" · {words['visible']}"
         blocks.append(f"**{escape(line)}**")
-        if visible:
-            blocks.append(_category_table(result.categories(visible), lang))
     if len(visible) < len(result.tests):
         blocks.append(escape(words["later"]))
     blocks += _notes(result, lang) + _printed(result, lang)

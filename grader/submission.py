@@ -136,9 +136,9 @@ def _choose_in_folder(folder, graded_file):
         return candidates[0], None, []
     names = ", ".join(str(p.relative_to(folder)) for p in candidates[:6])
     return None, Problem(
-        f"Several candidate files ({names}) and none is named {graded_file}: "
+        f"{folder.name}: several candidate files ({names}) and none is named {graded_file}: "
         f"rename the file to grade to {graded_file}.",
-        f"有多个候选文件（{names}），但没有一个叫 {graded_file}：请把要评分的文件改名为 {graded_file}。",
+        f"{folder.name}：有多个候选文件（{names}），但没有一个叫 {graded_file}：请把要评分的文件改名为 {graded_file}。",
     ), []
 
 
@@ -187,6 +187,12 @@ def _from_notebook(path, display, text):
     return Prepared(path, display, source="\n".join(lines) + "\n", cells=cells)
 
 
+def _line_text(source, line, limit=120):
+    lines = source.splitlines()
+    text = lines[line - 1].strip() if line and 1 <= line <= len(lines) else ""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def _without_outputs(data):
     """The notebook's JSON with every output, execution count and attachment dropped, unread."""
     if isinstance(data, dict) and isinstance(data.get("cells"), list):
@@ -206,9 +212,15 @@ def _syntax_problem(prepared):
     try:
         compile(prepared.source, prepared.display, "exec", dont_inherit=True)
     except SyntaxError as error:
+        # The interpreter's own wording differs between Python versions ("invalid
+        # syntax" on 3.9, "expected ':'" later): show the line instead, so that the
+        # message is the same on every Python.
+        code = _line_text(prepared.source, error.lineno)
         return Problem(
-            f"Syntax error in {prepared.where(error.lineno)}: {error.msg}.",
-            f"语法错误：{prepared.where(error.lineno, 'zh')}：{error.msg}。",
+            f"Syntax error in {prepared.where(error.lineno)}: `{code}` is not valid Python "
+            "(look for a missing colon, bracket or quote, here or just before).",
+            f"语法错误：{prepared.where(error.lineno, 'zh')}：`{code}` 不是合法的 Python"
+            "（检查这里或前面是否缺少冒号、括号或引号）。",
         )
     except (ValueError, RecursionError, MemoryError) as error:
         return Problem(f"{prepared.display}: cannot be compiled ({type(error).__name__}).",

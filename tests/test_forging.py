@@ -17,7 +17,7 @@ import math
 import pytest
 
 from grader import cli, results, sandbox
-from grader.results import load_rubric
+from grader.results import load_rubric, points_text
 from mutants import REFERENCE
 
 TEMPLATE = REFERENCE.parent.parent / "student_template" / "tiny_autograd.py"
@@ -68,8 +68,8 @@ def assert_graders_results(text, score):
     assert MARKER not in text
     data = json.loads(text)
     assert data["score"] == score
-    assert data["tests"] and data["output"].splitlines()[0].startswith(f"Score {score:g}/")
-    assert sum(t["score"] for t in data["tests"]) == pytest.approx(score)
+    assert data["tests"] and data["output"].splitlines()[0].startswith(f"**Score {points_text(score)}/")
+    assert sum(t["score"] for t in data["tests"]) == score
 
 
 # ------------------------------------------------------------- the test runner
@@ -194,8 +194,11 @@ def test_printing_a_perfect_score_earns_nothing(submit, grade_submission, proces
     result = grade_submission(submit(TEMPLATE, payload), suite="public", isolation=process_level)
     assert result.score == 0
     output = results.gradescope(result, "en")["output"]
-    assert output.splitlines()[0].startswith("Score 0/"), "the first line is the grader's"
+    assert output.splitlines()[0].startswith("**Score 0/"), "the first line is the grader's"
     assert MARKER in output, "what the submission printed is shown, below the grader's lines"
+    printed_at = output.index("```")
+    assert "Score 100/100" in output[printed_at:] and "Score 100/100" not in output[:printed_at], \
+        "the forged line is inside the code block of what was printed"
 
 
 # ------------------------------------------------------------ values that lie

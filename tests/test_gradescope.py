@@ -190,7 +190,8 @@ def image_python(version):
     pytest.skip(f"no Python {version} here to stand in for the image's python3 (pyenv prefix {version})")
 
 
-@pytest.mark.parametrize("image,version", [("ubuntu-22.04", "3.10"), ("ubuntu-24.04", "3.12")])
+@pytest.mark.parametrize("image,version", [("ubuntu-22.04", "3.10"), ("ubuntu-24.04", "3.12"),
+                                           ("oldest", "3.9"), ("newest", "3.13")])
 def test_setup_builds_the_autograder_with_the_images_python(autograder_zip, tmp_path, image, version):
     """setup.sh with the image's python3 first on PATH (apt-get skipped): it installs the
     pinned requirements, checks the reference, and leaves nothing of that check behind;

@@ -25,6 +25,7 @@ from grader.engine import Engine, GradingFailure, ReferenceOracle
 from grader.oracle_recorded import RecordedOracle, RecordingOracle, program_key
 from grader.program import Graph
 from grader.worker_client import Reply
+from make_env import make_environment
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +179,7 @@ def find_solution_lines(folder, shortest=16):
 def test_make_grade_works_in_a_fresh_clone(fresh_clone):
     """`make grade` there grades the template with the bundle's own grader: 0 points, a results file."""
     done = subprocess.run(["make", "grade", f"PY={sys.executable}"], cwd=fresh_clone,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=make_environment())
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     results = json.loads((fresh_clone / "results" / "results.json").read_text(encoding="utf-8"))
     assert results["score"] == 0 and results["extra_data"]["max_score"] > 0
@@ -190,7 +191,8 @@ def test_make_grade_works_in_a_fresh_clone(fresh_clone):
 
 def test_make_grade_bootstraps_its_own_venv(fresh_clone):
     """Without PY, `make grade` first makes .venv from python and requirements.txt (dry run)."""
-    done = subprocess.run(["make", "-n", "grade"], cwd=fresh_clone, capture_output=True, text=True, check=True)
+    done = subprocess.run(["make", "-n", "grade"], cwd=fresh_clone, capture_output=True, text=True, check=True,
+                          env=make_environment())
     commands = done.stdout
     assert "python3 -m venv .venv" in commands
     assert ".venv/bin/python -m pip install" in commands and "-r requirements.txt" in commands

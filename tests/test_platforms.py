@@ -22,6 +22,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from authoring import dist
 from grader import results
+from make_env import make_environment
 from mutants import BY_ID, REFERENCE, mutant_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,5 +191,30 @@ def test_a_notebook_with_too_much_code_is_refused_and_says_so(grade_submission, 
 @pytest.mark.parametrize("variables, lang", [(["FEEDBACK_LANG=zh"], "zh"), (["LANG=zh_CN.UTF-8"], "zh"),
                                              (["LANG=zh"], "zh"), (["FEEDBACK_LANG=en", "LANG=zh"], "en")])
 def test_make_grade_takes_the_feedback_language(variables, lang):
-    done = subprocess.run(["make", "-n", "grade", *variables], cwd=ROOT, capture_output=True, text=True, check=True)
+    done = subprocess.run(["make", "-n", "grade", *variables], cwd=ROOT, capture_output=True, text=True, check=True,
+                          env=make_environment())
     assert f"--lang {lang}" in done.stdout
+
+
+# ------------------------------------------------------------------- CI
+
+
+def test_ci_runs_the_tests_with_the_default_the_oldest_and_the_newest_python(tmp_path):
+    """.ci/run with stand-ins for make and pyenv: `make test`, then once per pyenv Python."""
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    calls = tmp_path / "calls"
+    (stubs / "make").write_text(f'#!/bin/sh\necho "$*" >> {calls}\n')
+    (stubs / "pyenv").write_text('#!/bin/sh\n[ "$1" = prefix ] && [ "$2" != 3.13 ] && '
+                                 f'echo {tmp_path}/py$2 && exit 0\nexit 1\n')
+    (stubs / "bwrap").write_text("#!/bin/sh\n")  # so that .ci/run installs nothing here
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    (tmp_path / "py3.9" / "bin").mkdir(parents=True)
+    (tmp_path / "py3.9" / "bin" / "python3").write_text("#!/bin/sh\n")
+    (tmp_path / "py3.9" / "bin" / "python3").chmod(0o755)
+    done = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env={"PATH": f"{stubs}:/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert calls.read_text().splitlines() == ["test", f"test PYTHON={tmp_path}/py3.9/bin/python3 VENV=.venv-3.9"]
+    assert "Python 3.13 is not installed" in done.stdout

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from authoring import dist
+from make_env import make_environment
 from mutants import BY_ID, mutant_source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +133,7 @@ def test_the_student_bundle_grades_with_that_python(version, tmp_path):
     python = interpreter(version)
     bundle = dist.build_student(tmp_path / "student", verify=False, log=lambda *a: None)
     done = subprocess.run(["make", "grade", f"PYTHON={python}"], cwd=bundle, capture_output=True, text=True,
-                          timeout=900)
+                          timeout=900, env=make_environment())
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     venv_version = subprocess.run([str(bundle / ".venv" / "bin" / "python"), "-c",
                                    "import sys; print('%d.%d' % sys.version_info[:2])"],

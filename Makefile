@@ -27,8 +27,9 @@ grade: $(VENV)/.grade-deps
 	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) $(LANG_OPTION) \
 		$(if $(HTML),--html "$(HTML)") $(if $(MARKDOWN),--markdown "$(MARKDOWN)")
 
+# PYTEST_ARGS: e.g. a subset (.ci/run uses one on the oldest and newest Python).
 test: $(VENV)/.dev-deps
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # The student files and the suites' frozen examples (drawn with Hypothesis, a dev tool).
 template: $(VENV)/.dev-deps

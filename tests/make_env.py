@@ -7,7 +7,7 @@ bundle must not inherit them.
 
 import os
 
-INHERITED = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "VENV", "PY")
+INHERITED = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "VENV", "PY", "PYTEST_ARGS")
 
 
 def make_environment(**extra):

@@ -1,12 +1,16 @@
 # tiny-autograd grading kit. `make grade` and `make test` bootstrap .venv themselves.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 PY := $(VENV)/bin/python
 SUBMISSION ?= student_template/tiny_autograd.py
 SUITE ?= public
 OUT ?= results/results.json
 FORMAT ?= gradescope
 HTML ?= results/report.html
+MARKDOWN ?=
+# Feedback language: FEEDBACK_LANG=zh|en, else a LANG of zh... or en... (`make grade LANG=zh`).
+FEEDBACK_LANG ?=
+LANG_OPTION = $(if $(FEEDBACK_LANG),--lang $(FEEDBACK_LANG),$(if $(filter zh%,$(LANG)),--lang zh,$(if $(filter en%,$(LANG)),--lang en)))
 
 .PHONY: grade test template check-template clean
 
@@ -20,15 +24,18 @@ $(VENV)/.dev-deps: $(VENV)/.grade-deps
 	touch $@
 
 grade: $(VENV)/.grade-deps
-	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) --html "$(HTML)"
+	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) $(LANG_OPTION) \
+		$(if $(HTML),--html "$(HTML)") $(if $(MARKDOWN),--markdown "$(MARKDOWN)")
 
+# PYTEST_ARGS: e.g. a subset (.ci/run uses one on the oldest and newest Python).
 test: $(VENV)/.dev-deps
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
-template: $(VENV)/.grade-deps
+# The student files and the suites' frozen examples (drawn with Hypothesis, a dev tool).
+template: $(VENV)/.dev-deps
 	$(PY) -m authoring
 
-check-template: $(VENV)/.grade-deps
+check-template: $(VENV)/.dev-deps
 	$(PY) -m authoring --check
 
 clean:

@@ -1,9 +1,15 @@
-"""`python -m authoring [--check]`: write (or check) the student files."""
+"""`python -m authoring [--check]`: write (or check) the generated files.
+
+The student files (student_template/: the template and its notebook, from the
+reference) and the frozen examples of the suites' @generated tests
+(grader/suites/*/examples.json, drawn by Hypothesis: authoring/freeze.py).
+"""
 
 import argparse
 import sys
 from pathlib import Path
 
+from authoring import freeze
 from authoring.markers import strip_solutions
 from authoring.notebook import notebook_text
 
@@ -12,7 +18,7 @@ REFERENCE = ROOT / "reference" / "tiny_autograd.py"
 TEMPLATE_DIR = ROOT / "student_template"
 
 
-def generated_files():
+def student_files():
     """{path: text} for every generated student file."""
     template = strip_solutions(REFERENCE.read_text(encoding="utf-8"))
     return {
@@ -21,22 +27,66 @@ def generated_files():
     }
 
 
+def suites_root():
+    return ROOT / "grader" / "suites"
+
+
+def generated_files():
+    """{path: text} for every generated file: the student files and the frozen examples."""
+    return {**student_files(), **freeze.files(suites_root())}
+
+
+def stale_examples_headers():
+    """Suites whose @generated tests do not match their examples.json in count or
+    strategies (checkable without Hypothesis)."""
+    from grader.generated import EXAMPLES_FILE, load_examples
+
+    stale = []
+    for folder in freeze.suite_dirs(suites_root()):
+        entries = load_examples(folder / EXAMPLES_FILE)
+        tests = freeze.generated_tests(folder)
+        wanted = {info.key: info.header() for info in tests}
+        got = {key: {k: entry.get(k) for k in ("count", "specs")} for key, entry in entries.items()}
+        if wanted != got:
+            stale.append(folder / EXAMPLES_FILE)
+    return stale
+
+
+def check():
+    import hypothesis
+
+    stale, unchecked = [], []
+    files = dict(student_files())
+    examples = [folder / "examples.json" for folder in freeze.suite_dirs(suites_root())]
+    comparable = all(freeze.made_with(path) in (None, hypothesis.__version__) for path in examples)
+    if comparable:
+        files.update(freeze.files(suites_root()))
+    else:
+        stale += stale_examples_headers()
+        unchecked = [p for p in examples if p not in stale]
+    for path, text in files.items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            stale.append(path)
+    for path in unchecked:
+        print(f"note: {path.relative_to(ROOT)} was made with Hypothesis {freeze.made_with(path)}, this is "
+              f"{hypothesis.__version__}: only its tests, counts and strategies were checked", file=sys.stderr)
+    return stale
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m authoring", description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if the committed files are stale")
     args = parser.parse_args(argv)
-    stale = []
+    if args.check:
+        stale = check()
+        if stale:
+            print("stale (run `make template`):", *(p.relative_to(ROOT) for p in stale), file=sys.stderr)
+            return 1
+        return 0
     for path, text in generated_files().items():
-        if args.check:
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                stale.append(path.relative_to(ROOT))
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(ROOT)}")
-    if stale:
-        print("stale (run `make template`):", *stale, file=sys.stderr)
-        return 1
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

@@ -5,7 +5,8 @@ student     dist/student/: a folder to push as the GitHub Classroom template
             grader without the hidden suites and without the reference, the
             public suite's expected outcomes recorded from the reference (see
             grader/oracle_recorded.py), a Makefile whose `make grade` bootstraps
-            its own .venv, a student README and the Classroom workflow.
+            its own .venv, a student README, the Classroom workflow and a
+            .gitlab-ci.yml (JUnit report in the pipeline's Tests tab).
             Also dist/classroom-hidden/ when the kit has hidden tests: what an
             instructor pushes to a private repository for the workflow's
             optional hidden run (the hidden suite and its recorded outcomes).
@@ -79,6 +80,12 @@ def requirements_text():
         lines.append('tomli==2.2.1; python_version < "3.11"')
     header = "# What the grader needs (pinned). `make grade` installs these into .venv.\n"
     return header + "\n".join(lines) + "\n"
+
+
+def _max_score():
+    from grader.results import rubric_total
+
+    return str(int(rubric_total()))
 
 
 def fill(template_name, **values):
@@ -159,7 +166,8 @@ def build_student(out=None, submission="tiny_autograd.py", lang="zh", verify=Tru
     _write(out / ".gitignore", fill("student/gitignore"))
     _write(out / "requirements.txt", requirements_text())
     _write(out / ".github" / "workflows" / "classroom.yml",
-           fill("student/classroom.yml", SUBMISSION=submission, FEEDBACK_LANG=lang))
+           fill("student/classroom.yml", SUBMISSION=submission, FEEDBACK_LANG=lang, MAX_SCORE=_max_score()))
+    _write(out / ".gitlab-ci.yml", fill("student/gitlab-ci.yml", SUBMISSION=submission, FEEDBACK_LANG=lang))
     if verify:
         verify_student(out, log=log)
     log(f"wrote {out}")
@@ -213,8 +221,11 @@ def build_hidden(out=None, log=print):
 # -------------------------------------------------------------- gradescope
 
 
-def build_gradescope(out=None, lang="zh", log=print):
-    """dist/gradescope/autograder.zip (and the unpacked folder next to it)."""
+def build_gradescope(out=None, lang="zh", log=print, submission="tiny_autograd.py"):
+    """dist/gradescope/autograder.zip (and the unpacked folder next to it). `submission`:
+    the file graded when a student hands in both tiny_autograd.py and the notebook."""
+    if submission not in SUBMISSION_CHOICES:
+        raise DistError(f"the graded file must be one of {SUBMISSION_CHOICES}, not {submission!r}")
     out = Path(out or DIST / "gradescope")
     _fresh(out)
     source = out / "autograder"
@@ -224,10 +235,16 @@ def build_gradescope(out=None, lang="zh", log=print):
     shutil.copy(REFERENCE, source / "reference" / "tiny_autograd.py")
     _write(source / "requirements.txt", requirements_text())
     _write(source / "setup.sh", fill("gradescope/setup.sh"), executable=True)
-    _write(source / "run_autograder", fill("gradescope/run_autograder", FEEDBACK_LANG=lang), executable=True)
+    _write(source / "run_autograder", fill("gradescope/run_autograder", FEEDBACK_LANG=lang, GRADED_FILE=submission),
+           executable=True)
+    from grader.results import gradescope_grader_failed
+
+    _write(source / "grader_failed_results.json",
+           json.dumps(gradescope_grader_failed(lang), ensure_ascii=False, indent=2) + "\n")
     archive = out / "autograder.zip"
     write_zip(source, archive)
-    log(f"wrote {archive} ({len(hidden_test_files())} hidden test files, the reference, setup.sh, run_autograder)")
+    log(f"wrote {archive} ({len(hidden_test_files())} hidden test files, the reference, setup.sh, run_autograder; "
+        f"grades {submission} when a submission holds both files)")
     return archive
 
 
@@ -252,7 +269,8 @@ def main(argv=None):
     parser.add_argument("what", choices=("student", "gradescope", "all"))
     parser.add_argument("--out", default=None, help="output folder (default: dist/student or dist/gradescope)")
     parser.add_argument("--submission", choices=SUBMISSION_CHOICES, default="tiny_autograd.py",
-                        help="the file the Classroom workflow grades (default: %(default)s)")
+                        help="the graded file: what the Classroom and GitLab workflows grade, and what "
+                             "Gradescope grades when a submission holds both (default: %(default)s)")
     parser.add_argument("--lang", choices=("zh", "en"), default="zh",
                         help="feedback language on Classroom and Gradescope (default: %(default)s)")
     parser.add_argument("--no-verify", action="store_true", help="skip grading the reference with the bundle")
@@ -263,7 +281,7 @@ def main(argv=None):
                           verify=not args.no_verify)
             build_hidden()
         if args.what in ("gradescope", "all"):
-            build_gradescope(args.out if args.what == "gradescope" else None, args.lang)
+            build_gradescope(args.out if args.what == "gradescope" else None, args.lang, submission=args.submission)
     except DistError as error:
         print(f"dist: {error}", file=sys.stderr)
         return 1

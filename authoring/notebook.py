@@ -33,6 +33,11 @@ their own.
 **怎样检查 / how to check:** 在终端运行 `make grade SUBMISSION=tiny_autograd.ipynb`
 (run it in a terminal). 评分器只读取代码单元；以 `!` 或 `%` 开头的行会被忽略。
 The grader reads code cells only; lines starting with `!` or `%` are ignored.
+
+**评分只用 Python 标准库 / the standard library only:** 画图、做实验时可以 import
+numpy、graphviz 等，但被评分的代码不能用到它们（评分时它们只是占位模块）。
+Import numpy, graphviz and the like for your own plots if you wish; the graded code
+must not use them (while grading they are placeholders).
 """
 
 CELL_TEXT = {

@@ -1,5 +1,6 @@
 """python -m grader grade SUBMISSION [--suite public|hidden|all] [--out FILE]
-                                   [--format gradescope|classroom] [--lang zh|en] [--html FILE]
+                                   [--format gradescope|classroom|junit|prairielearn] [--lang zh|en]
+                                   [--html FILE] [--markdown FILE] [--graded-file NAME]
 python -m grader batch DIR [--out grades.csv] [--jobs N] [--suite ...] (see grader/batch.py)
 
 Exit 0 whenever a results file was written, whatever the score; non-zero only
@@ -12,11 +13,15 @@ import os
 import sys
 from pathlib import Path
 
-from grader import batch, files, html_report, results, sandbox, terminal
+from grader import batch, files, html_report, markdown, results, sandbox, terminal
 from grader.grading import SUITES, grade
+from grader.submission import GRADED_FILES
 
 
 def default_lang():
+    chosen = os.environ.get("FEEDBACK_LANG", "").strip().lower()
+    if chosen in ("zh", "en"):
+        return chosen
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(variable)
         if value:
@@ -32,11 +37,16 @@ def build_parser():
     one.add_argument("submission")
     one.add_argument("--suite", choices=SUITES, default="public")
     one.add_argument("--out", default="results/results.json", help="results file (default: %(default)s)")
-    one.add_argument("--format", choices=sorted(results.FORMATS), default="gradescope")
-    one.add_argument("--lang", choices=("zh", "en"), default=None, help="feedback language (default: from the locale)")
+    one.add_argument("--format", choices=list(results.FORMATS), default="gradescope")
+    one.add_argument("--lang", choices=("zh", "en"), default=None,
+                     help="feedback language (default: $FEEDBACK_LANG, else from the locale)")
+    one.add_argument("--graded-file", choices=GRADED_FILES, default=GRADED_FILES[0],
+                     help="when SUBMISSION is a folder holding both, the file to grade (default: %(default)s)")
     one.add_argument("--quiet", action="store_true", help="no terminal summary")
     one.add_argument("--html", metavar="FILE", default=None,
                      help="also write a self-contained HTML report with a picture of each failing graph")
+    one.add_argument("--markdown", metavar="FILE", default=None,
+                     help="also write the feedback as Markdown (the Classroom workflow's step summary)")
     many = commands.add_parser("batch", help="grade every submission in a folder into a CSV gradebook")
     batch.add_arguments(many)
     many.add_argument("--suite", choices=SUITES, default="public")
@@ -44,8 +54,6 @@ def build_parser():
     return parser
 
 
-def say(message):
-    print(f"grader: {message}", file=sys.stderr)
 
 
 def main(argv=None):
@@ -59,16 +67,18 @@ def main(argv=None):
     if args.command == "batch":
         return batch.main(args, lang)
     out = Path(args.out)
-    result = grade(args.submission, suite=args.suite, isolation=isolation)
+    result = grade(args.submission, suite=args.suite, isolation=isolation, graded_file=args.graded_file)
     try:
-        files.write_json(out, results.FORMATS[args.format](result, lang))
+        write_document(out, results.FORMATS[args.format](result, lang))
     except OSError as error:
         say(f"could not write the results to {out}: {error}")
         return 1
-    # The debugging copy and the report come second: a problem with them never costs the results.
+    # The debugging copy and the reports come second: a problem with them never costs the results.
     extras = [(out.with_name(out.stem + ".pytest.json"), lambda path: files.write_json(path, result.raw_report))]
     if args.html:
         extras.append((Path(args.html), lambda path: html_report.write(result, path, lang)))
+    if args.markdown:
+        extras.append((Path(args.markdown), lambda path: files.write_private(path, markdown.summary(result, lang))))
     for path, write in extras:
         try:
             write(path)

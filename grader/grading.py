@@ -21,8 +21,9 @@ from grader.engine import Engine
 from grader.keeper import KEEPER
 from grader.oracle_recorded import default_oracle
 from grader.plugin import GraderPlugin
-from grader.results import SUITES_DIR, GradeResult, tests_from_report
-from grader.submission import prepare
+from grader.imports import placeholder_note, unavailable_imports
+from grader.results import SUITES_DIR, GradeResult, load_rubric, tests_from_report
+from grader.submission import GRADED_FILES, prepare
 from grader.text import file_name
 from grader.worker_client import Limits, Reply, Worker
 
@@ -71,6 +72,9 @@ def run_suite(engine, suite, quiet=True):
         # time of a warm grade in batch mode, and they guard nothing of ours.
         "-p", "no:unraisableexception",
         "-p", "no:threadexception",
+        # Where Hypothesis is installed (the kit's dev tools), its pytest plugin
+        # would load with every run; the suites read frozen examples instead.
+        "-p", "no:hypothesispytest",
         "--json-report-file=none",
         "--json-report-omit", "collectors", "log", "warnings",
     ]
@@ -85,15 +89,16 @@ def run_suite(engine, suite, quiet=True):
     return json.loads(json.dumps(recorder.report, default=str))
 
 
-def grade(path, suite="public", limits=None, isolation=None, oracle=None, run=None):
+def grade(path, suite="public", limits=None, isolation=None, oracle=None, run=None, graded_file=GRADED_FILES[0]):
     """Grade the submission at `path`; always returns a GradeResult (its `raw_report`
     is the pytest-json-report, for a debugging copy).
 
-    `run(engine) -> report` replaces the pytest run (see grader/replay.py)."""
+    `run(engine) -> report` replaces the pytest run (see grader/replay.py).
+    `graded_file`: the file a folder's submission is graded by (grader/submission.py)."""
     started = time.monotonic()
     isolation = isolation or sandbox.detect()
     limits = limits or Limits()
-    prepared = prepare(path)
+    prepared = prepare(path, graded_file)
     workdir = private_workdir()
     box = open_box(isolation, limits)
     try:
@@ -147,22 +152,25 @@ def close_box(box):
 
 def start_worker(prepared, workdir, limits, isolation, box=None):
     """(problem, notes, worker): a running worker, or a DeadWorker and the reason."""
+    notes = [{"en": note.en, "zh": note.zh} for note in prepared.notes]
     if prepared.problem:
         problem = {"en": prepared.problem.en, "zh": prepared.problem.zh}
-        return problem, [], DeadWorker(prepared.problem.en)
+        return problem, notes, DeadWorker(prepared.problem.en)
+    allowed = load_rubric().allowed_imports
+    placeholders = placeholder_note(unavailable_imports(prepared.source, allowed))
+    notes += [placeholders] if placeholders else []
     module = workdir / "prepared.py"  # the grader's copy; each worker gets a private one (Worker._stage)
     fd = os.open(module, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(prepared.source.encode("utf-8", errors="replace"))
-    worker = Worker(module, limits or Limits(), isolation, box=box)
+    worker = Worker(module, limits or Limits(), isolation, box=box, allowed_imports=allowed)
     report = worker.start()
     if not report.ok:
         problem = _load_problem(prepared, report)
         worker.stop()
         dead = DeadWorker(problem["en"])
         dead.printed = worker.printed
-        return problem, [], dead
-    notes = []
+        return problem, notes, dead
     if report.missing:
         names = ", ".join(f"`{name}`" for name in report.missing)
         notes.append({

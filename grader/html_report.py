@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from grader.files import write_private
+from grader.points import points_text
 from grader.program import render_step
 
 MAX_DRAWN_NODES = 60  # larger graphs are described, not drawn
@@ -340,7 +341,7 @@ def render(result, lang="en", use_dot=True):
     out.append(f'<p class="meta">{word("submission")}: {esc(result.submission)} · suite {esc(result.suite)}</p>')
     if result.problem:
         out.append(f'<p class="problem">{both(result.problem["en"], result.problem["zh"])}</p>')
-    out.append(f'<p><span class="score">{esc(f"{result.score:g}")} / {esc(f"{result.max_score:g}")}</span></p>')
+    out.append(f'<p><span class="score">{esc(points_text(result.score))} / {esc(points_text(result.max_score))}</span></p>')
     out.append(_categories(result))
     for note in result.notes:
         out.append(f"<p>{both(note['en'], note['zh'])}</p>")
@@ -373,7 +374,7 @@ def _categories(result):
     rows = [f"<tr><th>{word('category')}</th><th>{word('points')}</th><th></th></tr>"]
     for category, (earned, possible) in result.categories().items():
         percent = 100 * earned / possible if possible else 0
-        rows.append(f"<tr><td>{esc(category)}</td><td>{esc(f'{earned:g}')} / {esc(f'{possible:g}')}</td>"
+        rows.append(f"<tr><td>{esc(category)}</td><td>{esc(points_text(earned))} / {esc(points_text(possible))}</td>"
                     f'<td><div class="bar"><div style="width:{percent:.0f}%"></div></div></td></tr>')
     return '<table class="categories">' + "".join(rows) + "</table>"
 
@@ -385,7 +386,7 @@ def _test_section(test, drawer):
     lost = test.max_score - test.score
     parts = [f'<section class="test" id="{esc(_anchor(test.nodeid))}">',
              f"<h3>{esc(name)}</h3>",
-             f'<p class="meta">{esc(test.category)} · {word("lost", p=f"{lost:g}")}'
+             f'<p class="meta">{esc(test.category)} · {word("lost", p=points_text(lost))}'
              + (f" · {esc(doc)}" if doc else "") + "</p>"]
     headline, cause = finding.get("headline"), finding.get("cause")
     if headline:

@@ -6,18 +6,13 @@ solution. So at build time the public suite runs on the reference through a
 program's canonical JSON; the bundle ships that file and its grader answers
 from it with a `RecordedOracle`.
 
-Why the recording covers what a student's run asks for: the suites'
-Hypothesis profile is derandomized (the seed comes from each test's source),
-so a run generates exactly the programs the reference run generated, for as
-long as every example passes. Only after a failure can a run ask for a program
-that was never recorded: Hypothesis may go on generating, or shrink the failing
-example where a profile lets it. Those programs are rejected (Hypothesis
-discards them as if an `assume` had failed), so the test still fails with the
-original, recorded finding. A
-program missing anywhere else means the recording no longer matches the suite
-(a test edited after the build, another Hypothesis version): the test fails
-with a finding that says the expectation is unavailable here. It never passes
-on a program nobody checked, and nothing crashes.
+Why the recording covers what a student's run asks for: every test checks
+fixed programs (generated tests run over frozen examples, grader/generated.py,
+and stop at their first failure), so a run asks for exactly the programs the
+reference run asked for, or a prefix of them. A program missing from the
+recording means it no longer matches the suite (a test edited after the
+build): the test fails with a finding that says the expectation is unavailable
+here. It never passes on a program nobody checked, and nothing crashes.
 """
 
 import json
@@ -48,12 +43,9 @@ class RecordingOracle:
         return outcome
 
     def recording(self, suite):
-        import hypothesis
-
         return {
             "format": FORMAT,
             "suite": suite,
-            "hypothesis": hypothesis.__version__,
             "count": len(self.programs),
             "programs": dict(sorted(self.programs.items())),
         }
@@ -82,26 +74,12 @@ class RecordedOracle:
             self.table.update(data["programs"])
             self.suites.append(data.get("suite"))
         self.misses = 0
-        self._failed_in_test = False
-
-    # Engine hooks: a new test begins / a check of this test found a difference.
-    def begin_test(self):
-        self._failed_in_test = False
-
-    def saw_failure(self):
-        self._failed_in_test = True
 
     def expected(self, steps):
         outcome = self.table.get(program_key(steps))
         if outcome is not None:
             return outcome
         self.misses += 1
-        if self._failed_in_test and _in_hypothesis_test():
-            # Hypothesis is shrinking (or still exploring after) a failure we
-            # already hold: skip this program rather than judge it blindly.
-            from hypothesis import reject
-
-            reject()
         raise GradingFailure(unavailable_finding())
 
 
@@ -114,14 +92,6 @@ def unavailable_finding():
         "请告诉老师；正式评分使用完整的评分器。",
         "unavailable",
     )
-
-
-def _in_hypothesis_test():
-    try:
-        from hypothesis import currently_in_test_context
-    except ImportError:  # pragma: no cover - old Hypothesis
-        return False
-    return currently_in_test_context()
 
 
 def recordings_present(directory=EXPECTED_DIR):

@@ -50,15 +50,15 @@ class GraderPlugin:
         }
         if call.excinfo is not None:
             error = call.excinfo.value
-            finding = error.finding if isinstance(error, GradingFailure) else _hypothesis_cause(error)
+            finding = error.finding if isinstance(error, GradingFailure) else _grading_cause(error)
             # Once per failed test, after its outcome is fixed: shrink and sharpen the feedback.
             finding = getattr(self._engine, "refine", lambda f: f)(finding)
             metadata["finding"] = finding.as_dict()
         return metadata
 
 
-def _hypothesis_cause(error):
-    """Hypothesis may wrap our failure (Flaky, ExceptionGroup); find it if it is there."""
+def _grading_cause(error):
+    """Our failure, if another exception wraps it (an ExceptionGroup, a cause chain)."""
     seen = [error]
     while seen:
         current = seen.pop()

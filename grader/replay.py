@@ -2,7 +2,7 @@
 
 Tests are data: every check of the suites is `engine.check(graph, check_order,
 rule)`, a test passes iff all its checks pass, and a failing check ends the
-test. Hypothesis is derandomized and does not shrink (grader/suites/conftest.py),
+test. Generated tests run over frozen examples in order (grader/generated.py),
 so the programs a test checks are fixed and do not depend on the submission, up
 to its first failure. `record_plan` runs the suite once on a recording engine
 and keeps, per test, its ordered checks and what the results need; the plan is
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from grader.compare import graph_from_steps
 from grader.engine import GradingFailure, finding_from_exception
+from grader.generated import current_example
 from grader.grading import grade, run_suite
 
 
@@ -33,7 +34,7 @@ class Check:
     steps: list  # the graph program, as checked
     check_order: bool = False
     rule: str = None
-    example: int = None  # the Hypothesis example it belongs to, None outside @given
+    example: int = None  # the frozen example it belongs to, None outside @generated tests
 
 
 @dataclass
@@ -57,18 +58,12 @@ class _Recorder:
 
     def __init__(self):
         self.tests = []  # one list of Check per test, in run order
-        self._context, self._example = None, -1
 
     def begin_test(self, category=None):
         self.tests.append([])
-        self._context, self._example = None, -1
 
     def check(self, graph, check_order=False, rule=None):
-        context = _hypothesis_example()
-        if context is not None and context is not self._context:
-            self._context, self._example = context, self._example + 1
-        example = self._example if context is not None else None
-        self.tests[-1].append(Check(copy.deepcopy(graph.steps), bool(check_order), rule, example))
+        self.tests[-1].append(Check(copy.deepcopy(graph.steps), bool(check_order), rule, current_example()))
 
     def outcome(self, graph):
         raise ReplayUnsupported("a test reads a raw outcome (engine.outcome); only engine.check can be replayed")
@@ -77,23 +72,10 @@ class _Recorder:
         pass
 
 
-def _hypothesis_example():
-    """The build context of the running Hypothesis example (one object per example), or None."""
-    from hypothesis.control import current_build_context, currently_in_test_context
-
-    return current_build_context() if currently_in_test_context() else None
-
-
 def record_plan(suite="public"):
     """Run the suite once, recording; raises ReplayUnsupported if it cannot be replayed."""
-    from hypothesis import settings
-
     recorder = _Recorder()
-    profile = settings.get_current_profile_name()
-    try:
-        report = run_suite(recorder, suite)
-    finally:
-        settings.load_profile(profile)  # the suites' conftest loads its own
+    report = run_suite(recorder, suite)
     entries = report.get("tests", [])
     failed = [entry["nodeid"] for entry in entries if entry.get("outcome") != "passed"]
     if failed or len(entries) != len(recorder.tests):
@@ -137,12 +119,7 @@ def _run_test(engine, test):
     failure = _first_failure(engine, test.checks)
     finding = None
     if failure is not None:
-        check, finding = failure
-        if check.example is not None:
-            # Hypothesis runs the failing example once more and reports that run
-            # (or the first failure, if the example now passes): do the same.
-            again = _first_failure(engine, [c for c in test.checks if c.example == check.example])
-            finding = again[1] if again else finding
+        _check, finding = failure
         finding = engine.refine(finding)  # as the pytest plugin does, once per failed test
     metadata = {"category": test.category, "doc": test.doc}
     if finding is not None:

@@ -1,8 +1,12 @@
 """One result model, built from the pytest-json-report file, written in each format.
 
 Points come from the rubric: a category's points are shared among its tests in
-proportion to their weights, rounded to hundredths so that the tests of a
-category always add up to exactly its points.
+proportion to their weights, in whole multiples of the rubric's unit (an exact
+binary fraction such as 1/8) so that the tests of a category always add up to
+exactly its points, and any sum of test points is exact in floating point:
+GitHub Classroom's reporter adds `tests[].score` left to right as JavaScript
+numbers and prints the sum, which must read exactly as the kit's total for every
+combination of passed and failed tests.
 """
 
 import sys
@@ -15,7 +19,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from grader import junit, markdown, prairielearn
 from grader.plugin import CATEGORIES
+from grader.points import DEFAULT_UNIT, exact_sum, points_text, score_line, share_points  # noqa: F401
 
 GRADER_VERSION = "0.1.0"
 RUBRIC_FILE = Path(__file__).resolve().parent / "rubric.toml"
@@ -57,25 +63,31 @@ class GradeResult:
 
     @property
     def score(self):
-        return round(sum(t.score for t in self.tests), 2)
+        return exact_sum(t.score for t in self.tests)
 
     @property
     def max_score(self):
-        return round(sum(t.max_score for t in self.tests), 2)
+        return exact_sum(t.max_score for t in self.tests)
 
-    def categories(self):
-        totals = {}
-        for test in self.tests:
-            earned, possible = totals.get(test.category, (0.0, 0.0))
-            totals[test.category] = (round(earned + test.score, 2), round(possible + test.max_score, 2))
-        return {c: totals[c] for c in CATEGORIES if c in totals}
+    def categories(self, tests=None):
+        """{category: (earned, possible)} over `tests` (default: all of them)."""
+        tests = self.tests if tests is None else tests
+        return {c: (exact_sum(t.score for t in tests if t.category == c),
+                    exact_sum(t.max_score for t in tests if t.category == c))
+                for c in CATEGORIES if any(t.category == c for t in tests)}
 
     def first_line(self, lang):
         if self.problem:
             return self.problem["zh" if lang == "zh" else "en"]
-        summary = ", ".join(f"{c} {e:g}/{p:g}" for c, (e, p) in self.categories().items())
-        label = "得分" if lang == "zh" else "Score"
-        return f"{label} {self.score:g}/{self.max_score:g} ({summary})"
+        return score_line(self.tests, self.categories(), lang)
+
+
+@dataclass
+class Rubric:
+    points: dict  # category -> points
+    weights: dict  # "file.py::test" -> weight
+    unit: Fraction  # every test's points are a whole number of these
+    allowed_imports: tuple = ()  # packages a submission may really import where the worker has them
 
 
 def load_rubric(path=RUBRIC_FILE):
@@ -85,19 +97,19 @@ def load_rubric(path=RUBRIC_FILE):
     unknown = set(points) - set(CATEGORIES)
     if unknown:
         raise ValueError(f"{path}: unknown categories {sorted(unknown)}")
-    return points, rubric.get("weights", {})
+    unit = Fraction(str(rubric.get("points", {}).get("unit", DEFAULT_UNIT)))
+    if unit <= 0 or unit.numerator != 1 and unit.denominator != 1 or not _power_of_two(unit):
+        raise ValueError(f"{path}: [points] unit must be a power of two such as 1, 0.5, 0.25 or 0.125, not {unit}")
+    for category, value in points.items():
+        if (Fraction(str(value)) / unit).denominator != 1:
+            raise ValueError(f"{path}: {category} = {value} is not a whole number of units of {float(unit)}")
+    allowed = tuple(rubric.get("imports", {}).get("allowed", ()))
+    return Rubric(points, rubric.get("weights", {}), unit, allowed)
 
 
-def share_points(total, weights):
-    """Split `total` by `weights` into hundredths that add up exactly (largest remainder)."""
-    total_weight = sum(weights)
-    exact = [Fraction(str(total)) * 100 * Fraction(str(w)) / Fraction(str(total_weight)) for w in weights]
-    cents = [int(x) for x in exact]
-    leftover = int(Fraction(str(total)) * 100) - sum(cents)
-    by_remainder = sorted(range(len(exact)), key=lambda i: (-(exact[i] - cents[i]), i))
-    for i in by_remainder[:leftover]:
-        cents[i] += 1
-    return [c / 100 for c in cents]
+def _power_of_two(unit):
+    value = unit.numerator * unit.denominator
+    return value & (value - 1) == 0
 
 
 def _short_id(nodeid):
@@ -107,7 +119,8 @@ def _short_id(nodeid):
 
 
 def tests_from_report(report, rubric=None):
-    points, weights = rubric or load_rubric()
+    rubric = rubric or load_rubric()
+    points, weights = rubric.points, rubric.weights
     tests = []
     for entry in report.get("tests", []):
         metadata = entry.get("metadata") or {}
@@ -132,7 +145,8 @@ def tests_from_report(report, rubric=None):
         members = [t for t in tests if t.category == category]
         if not members:
             continue
-        shares = share_points(points.get(category, 0), [weights.get(_short_id(t.nodeid), 1) for t in members])
+        shares = share_points(points.get(category, 0), [weights.get(_short_id(t.nodeid), 1) for t in members],
+                              rubric.unit)
         for number, (test, share) in enumerate(zip(members, shares), start=1):
             test.max_score = share
             test.score = share if test.passed else 0.0
@@ -162,22 +176,18 @@ def _finding_from_longrepr(entry):
 # ---------------------------------------------------------------- formats
 
 
-def _output_text(result, lang):
-    lines = [result.first_line(lang)]
-    lines += [note["zh" if lang == "zh" else "en"] for note in result.notes]
-    if result.printed.strip():
-        header = "你的代码打印的内容（已截断）：" if lang == "zh" else "What your code printed (capped):"
-        lines += ["", header, result.printed.rstrip()]
-    return "\n".join(lines)
-
-
 def gradescope(result, lang="en"):
-    """Gradescope's results.json."""
+    """Gradescope's results.json. The top-level output (Markdown) shows only the
+    visible tests: hidden ones, and with them the total, appear when the instructor
+    publishes the grades (Gradescope hides the total while any test is hidden)."""
     categories = result.categories()
     return {
         "score": result.score,
         "execution_time": round(result.execution_time, 3),
-        "output": _output_text(result, lang),
+        "output": markdown.gradescope_output(result, lang),
+        "output_format": "md",
+        "test_output_format": "text",
+        "test_name_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [
@@ -205,27 +215,78 @@ def gradescope(result, lang="en"):
 
 
 def classroom(result, lang="en"):
-    """The GitHub Classroom runner result; the reporter sums tests[].score."""
-    status = "error" if result.problem else ("pass" if result.score >= result.max_score else "fail")
+    """The GitHub Classroom runner result. The reporter adds tests[].score left to
+    right and prints the sum: points are exact binary fractions (grader/points.py),
+    so it prints exactly the kit's total. A submission that cannot be loaded is one
+    errored test that says why (the reporter prints an errored test's message, once)."""
+    max_score = int(round(result.max_score or rubric_total()))
+    if result.problem or not result.tests:
+        test = {"name": "load / 加载", "status": "error", "score": 0, "message": _both_languages(result, lang),
+                "test_code": "", "filename": Path(result.submission).name, "line_no": 0}
+        return {"version": 1, "status": "error", "max_score": max_score, "tests": [test]}
     tests = [
         {
             "name": test.name,
-            "status": "pass" if test.passed else ("error" if result.problem else "fail"),
+            "status": "pass" if test.passed else "fail",
             "score": test.score,
-            "message": test.message(lang) if not result.problem else result.first_line(lang),
+            "message": test.message(lang),
             "test_code": test.nodeid,
             "filename": test.nodeid.partition("::")[0],
             "line_no": test.line,
         }
         for test in result.tests
     ]
-    if not tests:
-        # The reporter crashes on a result without tests and then posts nothing
-        # for anyone: always give it one entry that says why.
-        tests = [{"name": "grader", "status": "error", "score": 0, "message": result.first_line(lang),
-                  "test_code": "", "filename": "", "line_no": 0}]
-        status = "error"
-    return {"version": 1, "status": status, "max_score": int(round(result.max_score)), "tests": tests}
+    status = "pass" if result.score >= result.max_score else "fail"
+    return {"version": 1, "status": status, "max_score": max_score, "tests": tests}
 
 
-FORMATS = {"gradescope": gradescope, "classroom": classroom}
+def _both_languages(result, lang):
+    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
+    problem = result.problem or {"en": result.first_line("en"), "zh": result.first_line("zh")}
+    return f"{problem[first]} / {problem[second]}"
+
+
+GRADER_FAILED = {
+    "en": "The autograder itself failed on this submission (this is not about your code), so this 0 is a "
+          "placeholder, not a grade. The run is marked as a grader error for your instructor; please tell them, "
+          "or submit again later.",
+    "zh": "自动评分器本身在这份提交上出错了（不是你的代码的问题），所以这个 0 分只是占位，不是成绩。"
+          "这次运行已标记为评分器错误；请告诉老师，或稍后重新提交。",
+}
+
+
+def gradescope_grader_failed(lang="en"):
+    """The results.json for a run where the grader could not run at all: valid against
+    grader/schemas/gradescope.schema.json, 0 out of the real maximum, marked
+    `extra_data.grader_error` so that an instructor can find it."""
+    rubric = load_rubric()
+    total = rubric_total()
+    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
+    text = f"{GRADER_FAILED[first]}\n\n{GRADER_FAILED[second]}"
+    return {
+        "score": 0.0,
+        "execution_time": 0.0,
+        "output": f"**{markdown.escape(GRADER_FAILED[first])}**\n\n{markdown.escape(GRADER_FAILED[second])}\n",
+        "output_format": "md",
+        "test_output_format": "text",
+        "test_name_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": [{"name": "grader / 评分器", "number": "0.1", "score": 0.0, "max_score": total, "status": "failed",
+                   "output": text, "tags": ["grader"], "visibility": "visible"}],
+        "extra_data": {
+            "max_score": total,
+            "categories": {c: {"score": 0.0, "max_score": float(p)} for c, p in rubric.points.items()},
+            "isolation": "none: the grader did not run",
+            "grader_version": GRADER_VERSION,
+            "grader_error": True,
+        },
+    }
+
+
+def rubric_total():
+    return exact_sum(load_rubric().points.values())
+
+
+FORMATS = {"gradescope": gradescope, "classroom": classroom, "junit": junit.document,
+           "prairielearn": prairielearn.results}

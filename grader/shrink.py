@@ -1,7 +1,7 @@
 """Shrink a failing graph program to a small one that fails the same way.
 
-Hypothesis already shrinks the programs it generates; this shrinker works on
-any program, fixed or generated, after the test has failed, so it only ever
+This shrinker works on any program, fixed or generated, after the test has
+failed, so it only ever
 improves the message: the test's outcome (and the score) is decided before it
 runs, and it talks to a worker of its own (see Engine.refine).
 

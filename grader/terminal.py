@@ -12,6 +12,8 @@ import re
 import sys
 import unicodedata
 
+from grader.points import points_text
+
 NO_LINE_START = set("，。；：！？、）」』》,.;:!?)")
 WIDTH = 80
 SHOWN_FAILURES = 3
@@ -107,12 +109,12 @@ def summary_lines(result, lang, results_path, paint=None, html_path=None):
             lines.append(paint(line, "31;1"))
     else:
         colour = "32;1" if result.score >= result.max_score else "33;1"
-        lines.append(paint(f"{text['score']} {result.score:g} / {result.max_score:g}", colour))
+        lines.append(paint(f"{text['score']} {points_text(result.score)} / {points_text(result.max_score)}", colour))
     lines.append("")
     for category, (earned, possible) in result.categories().items():
         filled = round(BAR * earned / possible) if possible else 0
         bar = paint("#" * filled, "32") + paint("." * (BAR - filled), "2")
-        lines.append(f"  {category:<14}{earned:>7g} / {possible:<6g} {bar}")
+        lines.append(f"  {category:<14}{points_text(earned):>7} / {points_text(possible):<6} {bar}")
     failures = [t for t in result.tests if not t.passed]
     if not result.problem:
         lines.append("")

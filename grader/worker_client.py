@@ -106,13 +106,15 @@ class CappedOutput:
 
 class Worker:
     """One submission's worker, restarted after every failure. `box` (a
-    grader.cgroups.Box, optional) is the submission's control group."""
+    grader.cgroups.Box, optional) is the submission's control group;
+    `allowed_imports`, the installed packages the rubric lets it import."""
 
-    def __init__(self, submission_file, limits=None, isolation=None, box=None):
+    def __init__(self, submission_file, limits=None, isolation=None, box=None, allowed_imports=()):
         self.submission_file = Path(submission_file)
         self.limits = limits or Limits()
         self.isolation = isolation or sandbox.detect()
         self.box = box
+        self.allowed_imports = tuple(allowed_imports)  # installed packages the rubric lets it import
         self.hangs = Hangs(self.limits.call_seconds)
         self.process = None
         self.output = None
@@ -176,7 +178,8 @@ class Worker:
         self._staged = self._stage(self._uid)
         self._progress = _progress_page()
         read_fd, write_fd = os.pipe()
-        settings = {"limits": self.limits.for_worker(), "progress_fd": self._progress[0]}
+        settings = {"limits": self.limits.for_worker(), "progress_fd": self._progress[0],
+                    "allowed_imports": list(self.allowed_imports)}
         command, cwd = sandbox.worker_command(self.isolation, self._staged / SUBMISSION_NAME, write_fd, settings,
                                               uid=self._uid)
         if self.box is not None:

@@ -20,6 +20,11 @@ PyTorch 里的 ``loss.backward()`` 一行就算出所有参数的梯度。这个
 
 约定 / convention: 每个 ``_backward`` 闭包只做一件事：
 "已知 out.grad = ∂L/∂out，把 ∂L/∂out × ∂out/∂input **加** 到每个输入的 grad 上"。
+
+评分只用 Python 标准库：你可以 import numpy、graphviz 等来画图、做实验，但被评分的
+代码不能用到它们（评分时它们只是占位模块）。Grading uses the Python standard library
+only: import numpy, graphviz and the like for your own plots if you wish, but the
+graded code must not use them (while grading they are placeholders).
 """
 
 import math

@@ -73,21 +73,12 @@ def reference_oracle():
 
 @pytest.fixture(scope="session")
 def grade_submission(reference_oracle):
-    """grade_submission(path, suite="all", **options) -> GradeResult, in this process.
-
-    Grading runs the kit's suites with a nested pytest.main, whose conftest loads
-    the suites' Hypothesis profile; the caller's profile is put back afterwards.
-    """
-    from hypothesis import settings
-
+    """grade_submission(path, suite="all", **options) -> GradeResult, in this process
+    (the kit's suites run in a nested pytest.main)."""
     from grader.grading import grade
 
     def run(path, suite="all", **options):
-        profile = settings.get_current_profile_name()
-        try:
-            return grade(path, suite=suite, oracle=reference_oracle, **options)
-        finally:
-            settings.load_profile(profile)
+        return grade(path, suite=suite, oracle=reference_oracle, **options)
 
     return run
 

@@ -17,11 +17,11 @@ import math
 import pytest
 
 from grader import cli, results, sandbox
-from grader.results import load_rubric
+from grader.results import load_rubric, points_text
 from mutants import REFERENCE
 
 TEMPLATE = REFERENCE.parent.parent / "student_template" / "tiny_autograd.py"
-TOTAL = sum(load_rubric()[0].values())
+TOTAL = sum(load_rubric().points.values())
 MARKER = "FORGED-by-the-submission"
 FORGED_GRADESCOPE = {"score": 999.0, "output": MARKER, "tests": [], "extra_data": {"forged": MARKER}}
 
@@ -50,20 +50,14 @@ def submit(tmp_path):
 def run_cli(monkeypatch, process_level, reference_oracle, tmp_path):
     """The command line (in this process) with the worker at the process level, from
     `tmp_path` as the current folder; returns the results file as written."""
-    from hypothesis import settings
-
     from grader.grading import grade
 
     monkeypatch.setattr(cli, "grade", functools.partial(grade, isolation=process_level, oracle=reference_oracle))
     monkeypatch.chdir(tmp_path)
 
     def run(submission, out="results/results.json", *options):
-        profile = settings.get_current_profile_name()
-        try:
-            assert cli.main(["grade", str(submission), "--suite", "public", "--out", str(out),
-                             "--lang", "en", "--quiet", *options]) == 0
-        finally:
-            settings.load_profile(profile)
+        assert cli.main(["grade", str(submission), "--suite", "public", "--out", str(out),
+                         "--lang", "en", "--quiet", *options]) == 0
         return (tmp_path / out).read_text(encoding="utf-8")
 
     return run
@@ -74,8 +68,8 @@ def assert_graders_results(text, score):
     assert MARKER not in text
     data = json.loads(text)
     assert data["score"] == score
-    assert data["tests"] and data["output"].splitlines()[0].startswith(f"Score {score:g}/")
-    assert sum(t["score"] for t in data["tests"]) == pytest.approx(score)
+    assert data["tests"] and data["output"].splitlines()[0].startswith(f"**Score {points_text(score)}/")
+    assert sum(t["score"] for t in data["tests"]) == score
 
 
 # ------------------------------------------------------------- the test runner
@@ -200,8 +194,11 @@ def test_printing_a_perfect_score_earns_nothing(submit, grade_submission, proces
     result = grade_submission(submit(TEMPLATE, payload), suite="public", isolation=process_level)
     assert result.score == 0
     output = results.gradescope(result, "en")["output"]
-    assert output.splitlines()[0].startswith("Score 0/"), "the first line is the grader's"
+    assert output.splitlines()[0].startswith("**Score 0/"), "the first line is the grader's"
     assert MARKER in output, "what the submission printed is shown, below the grader's lines"
+    printed_at = output.index("```")
+    assert "Score 100/100" in output[printed_at:] and "Score 100/100" not in output[:printed_at], \
+        "the forged line is inside the code block of what was printed"
 
 
 # ------------------------------------------------------------ values that lie

@@ -36,16 +36,6 @@ VOID = {"meta", "input", "br", "img", "hr", "link", "source", "wbr", "col", "are
 CULPRIT_RED = "#c62828"
 
 
-def keep_hypothesis_profile(run):
-    from hypothesis import settings
-
-    profile = settings.get_current_profile_name()
-    try:
-        return run()
-    finally:
-        settings.load_profile(profile)
-
-
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """(GradeResult, html text, results dict, folder) for the mutant, graded through the CLI."""
@@ -56,9 +46,8 @@ def graded(tmp_path_factory):
     submission = folder / "tiny_autograd.py"
     submission.write_text(source, encoding="utf-8")
     out, page = folder / "results.json", folder / "report.html"
-    code = keep_hypothesis_profile(lambda: cli.main(
-        ["grade", str(submission), "--suite", "public", "--out", str(out), "--html", str(page), "--lang", "en",
-         "--quiet"]))
+    code = cli.main(["grade", str(submission), "--suite", "public", "--out", str(out), "--html", str(page),
+                     "--lang", "en", "--quiet"])
     assert code == 0
     raw = json.loads((folder / "results.pytest.json").read_text(encoding="utf-8"))
     # The result model of the very run the page was made from.
@@ -205,7 +194,7 @@ def test_feedback_never_changes_outcomes_or_points(graded, monkeypatch):
     result, _, _, folder = graded
     monkeypatch.setattr(Engine, "refine", lambda self, finding: finding)
     monkeypatch.setattr(Engine, "evidence", lambda self: None)
-    plain = keep_hypothesis_profile(lambda: grade(folder / "tiny_autograd.py", suite="public"))
+    plain = grade(folder / "tiny_autograd.py", suite="public")
     assert [(t.nodeid, t.passed, t.score) for t in plain.tests] == [(t.nodeid, t.passed, t.score) for t in result.tests]
 
 

@@ -81,7 +81,7 @@ def test_classroom_results_match_the_schema(case, lang, graded):
 
 
 def test_scores_of_real_results_are_what_they_should_be(graded):
-    total = sum(load_rubric()[0].values())
+    total = sum(load_rubric().points.values())
     assert graded["reference"].score == graded["reference"].max_score == total
     assert 0 < graded["partial"].score < total
     assert graded["template"].score == graded["broken"].score == 0
@@ -117,50 +117,71 @@ def test_schemas_reject_what_the_consumers_cannot_read(breakage, graded):
 # ------------------------------------------------------------------ share_points
 
 
-def test_share_points_gives_the_leftover_cents_to_the_largest_remainders():
-    assert share_points(40, [1, 1, 1]) == [13.34, 13.33, 13.33]
-    assert share_points(10, [1, 1, 1]) == [3.34, 3.33, 3.33]
-    assert share_points(20, [1] * 6) == [3.34, 3.34, 3.33, 3.33, 3.33, 3.33]
-    # 15 * (1, 2, 4) / 7 = 2.142..., 4.285..., 8.571...: the largest remainder is the last.
-    assert share_points(15, [1, 2, 4]) == [2.14, 4.29, 8.57]
+def eighths(number):
+    return Fraction(number) * 8
+
+
+def test_share_points_gives_the_leftover_units_to_the_largest_remainders():
+    assert share_points(40, [1, 1, 1]) == [13.375, 13.375, 13.25]
+    assert share_points(10, [1, 1, 1]) == [3.375, 3.375, 3.25]
+    # 15 * (1, 2, 4) / 7 = 2.142..., 4.285..., 8.571... in eighths: 17.1, 34.3, 68.6 -> 17, 34, 69.
+    assert share_points(15, [1, 2, 4]) == [2.125, 4.25, 8.625]
     assert share_points(25, [3, 1]) == [18.75, 6.25]
     assert share_points(0, [1, 2, 3]) == [0.0, 0.0, 0.0]
     assert share_points(7.5, [1]) == [7.5]
+    assert share_points(10, [1, 1, 1], unit=Fraction(1, 4)) == [3.5, 3.25, 3.25]
+    assert share_points(10, [1, 1, 1], unit=1) == [4.0, 3.0, 3.0]
 
 
 def test_share_points_breaks_ties_by_position():
-    # Equal remainders: the earlier tests get the extra cent, on every call.
+    # Equal remainders: the earlier tests get the extra unit, on every call.
     shares = share_points(1, [1] * 7)
-    assert shares == [0.15, 0.15, 0.14, 0.14, 0.14, 0.14, 0.14]
+    assert shares == [0.25, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125]
     assert all(share_points(1, [1] * 7) == shares for _ in range(5))
 
 
 @settings(derandomize=True, max_examples=150, deadline=None, database=None)
 @given(
-    total_cents=st.integers(0, 100_000),
+    total_units=st.integers(0, 8_000),
     weights=st.lists(
         st.one_of(st.integers(1, 50), st.decimals("0.01", "9.99", places=2).map(float)),
         min_size=1, max_size=40,
     ),
 )
-def test_share_points_adds_up_exactly_by_largest_remainder(total_cents, weights):
-    total = total_cents / 100
+def test_share_points_adds_up_exactly_by_largest_remainder(total_units, weights):
+    total = total_units / 8
     shares = share_points(total, weights)
     assert len(shares) == len(weights)
-    assert sum(cents(s) for s in shares) == total_cents, "the shares add up to the total, to the cent"
-    assert all(cents(s).denominator == 1 and s >= 0 for s in shares), "whole hundredths"
-    exact = [Fraction(total_cents) * Fraction(str(w)) / sum(Fraction(str(v)) for v in weights) for w in weights]
-    got = [cents(s) for s in shares]
-    assert all(math.floor(e) <= g <= math.floor(e) + 1 for e, g in zip(exact, got)), "each within a cent of its quota"
+    assert sum(eighths(s) for s in shares) == total_units, "the shares add up to the total, to the unit"
+    assert all(eighths(s).denominator == 1 and s >= 0 for s in shares), "whole units"
+    exact = [Fraction(total_units) * Fraction(str(w)) / sum(Fraction(str(v)) for v in weights) for w in weights]
+    got = [eighths(s) for s in shares]
+    assert all(math.floor(e) <= g <= math.floor(e) + 1 for e, g in zip(exact, got)), "each within a unit of its quota"
     rounded_up = [e - math.floor(e) for e, g in zip(exact, got) if g > math.floor(e)]
     kept_down = [e - math.floor(e) for e, g in zip(exact, got) if g == math.floor(e) and e != g]
     if rounded_up and kept_down:
-        assert min(rounded_up) >= max(kept_down), "the extra cents go to the largest remainders"
+        assert min(rounded_up) >= max(kept_down), "the extra units go to the largest remainders"
     assert share_points(total, list(weights)) == shares, "deterministic"
 
 
+@pytest.mark.parametrize("unit", ["0.1", "0.375", "3", "0", "-0.5"])
+def test_a_rubric_unit_that_is_not_a_power_of_two_is_refused(tmp_path, unit):
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text(f"[categories]\ngradients = 40\n[points]\nunit = {unit}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="power of two"):
+        load_rubric(rubric)
+
+
+def test_category_points_must_be_whole_units(tmp_path):
+    rubric = tmp_path / "rubric.toml"
+    rubric.write_text("[categories]\ngradients = 40.1\n[points]\nunit = 0.125\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="whole number of units"):
+        load_rubric(rubric)
+
+
 def test_rubric_categories_are_the_graded_categories():
-    points, weights = load_rubric()
+    rubric = load_rubric()
+    points, weights = rubric.points, rubric.weights
     assert set(points) == set(CATEGORIES)
     assert all(p > 0 for p in points.values())
     assert all(w > 0 for w in weights.values())

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from confine import confine, readable_paths  # noqa: E402
 from interpreter import Interpreter, short  # noqa: E402
 from limits import apply_limits  # noqa: E402
+from placeholders import install as install_placeholders  # noqa: E402
 
 del sys.path[0]
 
@@ -106,6 +107,7 @@ def main(argv):
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     applied = apply_limits(settings.get("limits", {}))
+    install_placeholders(settings.get("allowed_imports", ()))
     prefixes = sorted({os.path.realpath(p) for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)})
     if settings.get("confine", True):
         applied += confine(readable_paths(prefixes, settings.get("readable", [])), settings.get("writable", []))

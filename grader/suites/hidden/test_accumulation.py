@@ -5,10 +5,9 @@ A node used more than once must collect the sum of what every use sends back
 """
 
 import pytest
-from hypothesis import given
 
+from grader.generated import expressions, generated
 from grader.program import Graph
-from grader.strategies import examples, expressions
 
 pytestmark = pytest.mark.category("accumulation")
 
@@ -146,8 +145,7 @@ def test_two_roots_sharing_leaves(engine):
     engine.check(g, rule="leaf-accumulates")
 
 
-@examples(10)
-@given(expr=expressions())
+@generated(10, expr=expressions())
 def test_random_graphs_backward_twice(engine, expr):
     """On random graphs, a second backward() doubles the leaves' grads only."""
     g = Graph()
@@ -157,8 +155,7 @@ def test_random_graphs_backward_twice(engine, expr):
     engine.check(g, rule="leaf-accumulates")
 
 
-@examples(8)
-@given(expr=expressions(leaves=(1, 2), size=(5, 10)))
+@generated(8, expr=expressions(leaves=(1, 2), size=(5, 10)))
 def test_random_graphs_with_heavy_reuse(engine, expr):
     """Random graphs over one or two leaves, where nodes are used many times."""
     g = Graph()

@@ -6,10 +6,9 @@ not 1 and often both operands carry one, so every term of each rule matters.
 """
 
 import pytest
-from hypothesis import given
 
+from grader.generated import dual_expressions, generated
 from grader.program import Graph
-from grader.strategies import dual_expressions, examples
 
 pytestmark = pytest.mark.category("forward_mode")
 
@@ -141,8 +140,7 @@ def test_directional_derivative_matches_reverse_mode(engine):
     engine.check(g)
 
 
-@examples(12)
-@given(expr=dual_expressions())
+@generated(12, expr=dual_expressions())
 def test_random_dual_programs(engine, expr):
     """Random Dual programs with random seed derivatives match the reference."""
     g = Graph()
@@ -151,8 +149,7 @@ def test_random_dual_programs(engine, expr):
     engine.check(g)
 
 
-@examples(8)
-@given(expr=dual_expressions())
+@generated(8, expr=dual_expressions())
 def test_random_directional_derivatives(engine, expr):
     """On random functions, Dual's derivative, backward() along x + t·v and ∇f·v agree."""
     g = Graph()

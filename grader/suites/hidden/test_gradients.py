@@ -5,10 +5,9 @@ a rule that ignores `out.grad` cannot pass.
 """
 
 import pytest
-from hypothesis import given
 
+from grader.generated import constants, expressions, generated, single_ops
 from grader.program import Graph
-from grader.strategies import constants, examples, expressions, single_ops
 
 pytestmark = pytest.mark.category("gradients")
 
@@ -303,8 +302,7 @@ def test_order_of_a_long_chain(engine):
 # --- random graphs -------------------------------------------------------------
 
 
-@examples(15)
-@given(expr=expressions())
+@generated(15, expr=expressions())
 def test_random_graphs(engine, expr):
     """Random graphs of every op match the reference gradients."""
     g = Graph()
@@ -313,8 +311,7 @@ def test_random_graphs(engine, expr):
     engine.check(g)
 
 
-@examples(8)
-@given(expr=expressions(size=(3, 10)))
+@generated(8, expr=expressions(size=(3, 10)))
 def test_random_graphs_order(engine, expr):
     """backward() on random graphs returns a valid topological order."""
     g = Graph()
@@ -323,8 +320,7 @@ def test_random_graphs_order(engine, expr):
     engine.check(g, check_order=True, rule="topological-order")
 
 
-@examples(12)
-@given(case=single_ops(), factor=constants())
+@generated(12, case=single_ops(), factor=constants())
 def test_each_op_on_random_inputs(engine, case, factor):
     """Each op (and its constant forms) on random inputs, times an upstream factor."""
     g = Graph()

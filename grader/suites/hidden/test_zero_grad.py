@@ -5,11 +5,10 @@ non-leaf grad before it starts, so intermediate grads never pile up.
 """
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
+from grader.expression import all_nodes, pick
+from grader.generated import expressions, generated, masks
 from grader.program import Graph
-from grader.strategies import all_nodes, examples, expressions, subsets
 
 pytestmark = pytest.mark.category("zero_grad")
 
@@ -139,29 +138,25 @@ def test_intermediate_x_plus_x_reset(engine):
     engine.check(g, rule="intermediate-reset")
 
 
-@examples(10)
-@given(expr=expressions(), data=st.data())
-def test_random_zero_grad_of_leaves_between_backwards(engine, expr, data):
+@generated(10, expr=expressions(), mask=masks(4))
+def test_random_zero_grad_of_leaves_between_backwards(engine, expr, mask):
     """On random graphs: backward(), zero_grad of a random subset of leaves, backward()."""
     g = Graph()
     leaves, root = expr.on_values(g)
     g.backward(root)
-    chosen = data.draw(subsets(len(leaves)), label="cleared leaves")
-    g.zero_grad([leaves[i] for i in chosen])
+    g.zero_grad(pick(mask, leaves))
     g.backward(root)
     engine.check(g)
 
 
-@examples(8)
-@given(expr=expressions(size=(2, 8)), data=st.data())
-def test_random_zero_grad_of_any_nodes(engine, expr, data):
+@generated(8, expr=expressions(size=(2, 8)), mask=masks(24))
+def test_random_zero_grad_of_any_nodes(engine, expr, mask):
     """On random graphs: zero_grad of any random nodes (intermediates too), then backward() twice."""
     g = Graph()
     _, root = expr.on_values(g)
     nodes = all_nodes(g)
     g.backward(root)
-    chosen = data.draw(subsets(len(nodes)), label="cleared nodes")
-    g.zero_grad([nodes[i] for i in chosen])
+    g.zero_grad(pick(mask, nodes))
     g.backward(root)
     g.backward(root)
     engine.check(g)

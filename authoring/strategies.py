@@ -1,15 +1,9 @@
-"""Hypothesis strategies that generate random graph programs (trusted code of the kit).
+"""Hypothesis strategies that generate random graph recipes (an authoring tool of the kit).
 
-A generated `Expression` is a recipe: some leaf values and a list of operations
-over earlier nodes and constants. The same recipe can be built on `Value` leaves
-or on `Dual` leaves of a `Graph`:
-
-    @given(expr=expressions())
-    def test_random_graphs(engine, expr):
-        g = Graph()
-        leaves, root = expr.on_values(g)
-        g.backward(root)
-        engine.check(g)
+Grading never runs these: `python -m authoring` (authoring/freeze.py) draws the
+examples of every @generated suite test once and commits them as data; the
+suites read them back as `grader.expression.Expression` recipes. Each strategy
+here has the name and arguments of the matching `grader.generated` spec.
 
 Every recipe stays inside the domain where any faithful implementation gives the
 same numbers as the reference within the comparison tolerance: `log` only of
@@ -27,17 +21,15 @@ reverse pass of its own, independent of the reference.
 
 import functools
 import math
-from dataclasses import dataclass
 
-from hypothesis import Phase, assume, settings
+from hypothesis import assume
 from hypothesis import strategies as st
 
-from grader.program import Node
+from grader.expression import UNARY, Const, Expression, Ref
 
 VALUE_OPS = ("+", "-", "*", "/", "**", "neg", "exp", "log", "tanh", "relu")
 # The Dual ops the seed defines: + * - exp tanh, reflected + and * (no neg, no c - d).
 DUAL_OPS = ("+", "-", "*", "exp", "tanh")
-UNARY = ("neg", "exp", "log", "tanh", "relu")
 REFLECTED = {"value": ("+", "-", "*", "/"), "dual": ("+", "*")}
 EXPONENTS = (2, 3, -1, -2, 0.5, 1.5, -0.5)
 CONSTANTS = (2.0, -1.5, 0.5, 3.0, -0.75, 1.25)
@@ -51,79 +43,6 @@ MIN_LOG = 0.1
 MAX_EXP = 3.9
 MIN_EXP = -20.0
 RELU_GAP = 1e-6
-
-
-@dataclass(frozen=True)
-class Ref:
-    """An operand that is an earlier node of the recipe (leaves come first)."""
-
-    index: int
-
-
-@dataclass(frozen=True)
-class Const:
-    """An operand that is a plain number (or the constant exponent of `**`)."""
-
-    value: float
-
-
-@dataclass(frozen=True)
-class Expression:
-    point: tuple  # the leaves' data
-    steps: tuple  # ((op, (operand, ...)), ...) in creation order; the last is the root
-    data: tuple  # forward value of every node, leaves first
-    grads: tuple  # d root / d node for every node (one backward() from the root)
-    direction: tuple  # one seed derivative per leaf, for forward mode
-
-    @property
-    def n_leaves(self):
-        return len(self.point)
-
-    def build(self, graph, leaves):
-        """Apply the recipe to `leaves` (Value or Dual nodes of `graph`); returns the root."""
-        nodes = list(leaves)
-        for op, operands in self.steps:
-            nodes.append(_apply(op, [nodes[a.index] if isinstance(a, Ref) else a.value for a in operands]))
-        return nodes[-1]
-
-    def on_values(self, graph):
-        """Value leaves at the recipe's point; returns (leaves, root)."""
-        leaves = graph.values(*self.point)
-        return leaves, self.build(graph, leaves)
-
-    def on_duals(self, graph, direction=None):
-        """Dual leaves at the recipe's point seeded with `direction`; returns (leaves, root)."""
-        direction = self.direction if direction is None else direction
-        leaves = [graph.dual(x, v) for x, v in zip(self.point, direction)]
-        return leaves, self.build(graph, leaves)
-
-    def on_line(self, graph, direction=None):
-        """The recipe along x + t·v, as Values with a leaf t = 0.0; returns (t, root).
-
-        After backward() from the root, t.grad is the directional derivative ∇f·v
-        computed in reverse mode: it must equal the der of `on_duals`."""
-        direction = self.direction if direction is None else direction
-        t = graph.value(0.0)
-        leaves = [graph.value(x) + v * t for x, v in zip(self.point, direction)]
-        return t, self.build(graph, leaves)
-
-
-def _apply(op, args):
-    """The same operation on graph nodes (or on anything with the exercise's operators)."""
-    if op in UNARY:
-        return -args[0] if op == "neg" else getattr(args[0], op)()
-    a, b = args
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        return a / b
-    if op == "**":
-        return a**b
-    raise ValueError(f"unknown op {op!r}")
 
 
 # ---------------------------------------------------------------------------
@@ -214,18 +133,6 @@ def _reverse(steps, data):
 # ---------------------------------------------------------------------------
 # Strategies
 # ---------------------------------------------------------------------------
-
-
-def examples(count):
-    """Settings for a suite test driven by random programs: `count` examples, no shrinking.
-
-    A wrong submission then fails on its first failing example at once (shrinking
-    would replay the program hundreds of times, seconds per failed test; the
-    engine shrinks the failing program for the feedback on its own). The first
-    examples generated are the simplest ones. Every other setting comes from the
-    suites' profile (derandomized, no database), which the suites' conftest loads
-    before any test module calls this."""
-    return settings(max_examples=count, phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
 
 @functools.lru_cache(maxsize=None)
@@ -321,7 +228,7 @@ def expressions(draw, ops=VALUE_OPS, leaves=(1, 4), size=(1, 8), kind=None):
     steps = tuple(steps)
     grads = _reverse(steps, data)
     assume(all(math.isfinite(g) and abs(g) <= MAX_GRAD for g in grads))
-    return Expression(point, steps, tuple(data), tuple(grads), direction)
+    return Expression(point, steps, direction)
 
 
 def dual_expressions(leaves=(1, 4), size=(2, 8)):
@@ -332,9 +239,9 @@ def dual_expressions(leaves=(1, 4), size=(2, 8)):
     return expressions(ops=("*",) + DUAL_OPS, leaves=leaves, size=size, kind="dual")
 
 
-def subsets(n):
-    """A random subset of range(n), as a sorted list (possibly empty); one draw."""
-    return _integers(0, 2**n - 1).map(lambda mask: [i for i in range(n) if mask >> i & 1])
+def masks(bits=20):
+    """A random bit mask of `bits` bits (a random subset, see grader.expression.pick); one draw."""
+    return _integers(0, 2**bits - 1)
 
 
 def single_ops(ops=VALUE_OPS):
@@ -342,6 +249,16 @@ def single_ops(ops=VALUE_OPS):
     return expressions(ops=ops, leaves=(2, 2), size=(1, 1))
 
 
-def all_nodes(graph):
-    """Every node built so far in `graph` (leaves and results), in creation order."""
-    return [Node(graph, number) for number in range(len(graph.node_steps))]
+BY_NAME = {
+    "expressions": expressions,
+    "dual_expressions": dual_expressions,
+    "single_ops": single_ops,
+    "constants": constants,
+    "masks": masks,
+}
+
+
+def strategy_for(spec):
+    """The Hypothesis strategy of a grader.generated.Spec."""
+    args = {name: tuple(value) if isinstance(value, list) else value for name, value in spec.args.items()}
+    return BY_NAME[spec.strategy](**args)

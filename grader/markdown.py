@@ -1,0 +1,161 @@
+"""Markdown views of a result: Gradescope's top-level output and the GitHub step summary.
+
+Everything a submission controls (its file name, what it printed, messages of
+its exceptions) is escaped, or shown inside a code fence longer than any run
+of backticks in it, so a `print("<b>")` stays text.
+
+`gradescope_output` shows only what a student may see now: the visible tests.
+`summary` (written to $GITHUB_STEP_SUMMARY by the Classroom workflow: what a
+student reads first on the Actions page) shows the kit's score per category and
+every distinct problem found, each with the tests it failed and its smallest
+program.
+"""
+
+import re
+
+from grader.points import points_text, score_line
+
+SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
+
+WORDS = {
+    "en": {"score": "Score", "category": "Category", "points": "Points", "visible": "the tests you can see now",
+           "later": "More tests are graded; they and your total are shown when your instructor publishes the grades.",
+           "printed": "What your code printed (capped)", "problems": "What to fix", "none": "Every test passed.",
+           "tests": "Tests", "lost": "points lost", "smallest": "Smallest program that shows it",
+           "program": "A program that shows it", "isolation": "Isolation", "cause": "Cause", "hint": "Hint",
+           "failed": "{n} of {total} tests failed, {k} distinct problem(s):"},
+    "zh": {"score": "得分", "category": "类别", "points": "分数", "visible": "现在能看到的测试",
+           "later": "还有更多测试计入成绩；老师发布成绩后，你会看到它们和总分。",
+           "printed": "你的代码打印的内容（已截断）", "problems": "需要改的地方", "none": "所有测试都通过了。",
+           "tests": "测试", "lost": "失分", "smallest": "能重现这个问题的最小程序",
+           "program": "能重现这个问题的程序", "isolation": "隔离级别", "cause": "原因", "hint": "提示",
+           "failed": "{total} 个测试中有 {n} 个未通过，共 {k} 个不同的问题："},
+}
+
+
+CODE_SPAN = re.compile(r"(`[^`\n]+`)")
+
+
+def escape(text):
+    """Text that Markdown shows as it is (no markup, no HTML), except that `code`
+    stays a code span (whose content Markdown never interprets)."""
+    parts = CODE_SPAN.split(str(text))
+    return "".join(part if index % 2 else _plain(part) for index, part in enumerate(parts))
+
+
+def _plain(text):
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return SPECIAL.sub(r"\\\1", text)
+
+
+def fence(text, info=""):
+    """A fenced code block that `text` cannot close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    marks = "`" * max(3, longest + 1)
+    return f"{marks}{info}\n{text.rstrip()}\n{marks}"
+
+
+def _words(lang):
+    return WORDS["zh" if lang == "zh" else "en"]
+
+
+def _both(pair, lang):
+    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
+    return f"{escape(pair[first])}  \n{escape(pair[second])}"
+
+
+def _category_table(categories, lang):
+    words = _words(lang)
+    rows = [f"| {words['category']} | {words['points']} |", "| --- | --- |"]
+    rows += [f"| `{c}` | {points_text(e)} / {points_text(p)} |" for c, (e, p) in categories.items()]
+    return "\n".join(rows)
+
+
+def _printed(result, lang):
+    if not result.printed.strip():
+        return []
+    return [f"**{escape(_words(lang)['printed'])}**", fence(result.printed, "text")]
+
+
+def _notes(result, lang):
+    return [escape(note["zh" if lang == "zh" else "en"]) for note in result.notes]
+
+
+def gradescope_output(result, lang="en"):
+    """Gradescope's top-level output (output_format "md"): the visible tests only, kept
+    short (each test's own output says what to fix)."""
+    words = _words(lang)
+    visible = [t for t in result.tests if not t.hidden]
+    blocks = []
+    if result.problem:
+        blocks.append("**" + _both(result.problem, lang) + "**")
+    else:
+        line = score_line(visible, result.categories(visible), lang)
+        if len(visible) < len(result.tests):
+            line += f" · {words['visible']}"
+        blocks.append(f"**{escape(line)}**")
+    if len(visible) < len(result.tests):
+        blocks.append(escape(words["later"]))
+    blocks += _notes(result, lang) + _printed(result, lang)
+    return "\n\n".join(blocks) + "\n"
+
+
+def problems(tests):
+    """Failed tests grouped by what is wrong: [(finding of the first, [tests])], in test order."""
+    groups = {}
+    for test in tests:
+        if test.passed:
+            continue
+        finding = test.finding or {}
+        hint, rule = finding.get("hint") or {}, finding.get("rule") or {}
+        if finding.get("culprit") or hint.get("id") or rule.get("id"):
+            key = (finding.get("kind"), finding.get("culprit"), hint.get("id"), rule.get("id"))
+        else:
+            key = (finding.get("kind"), test.message("en"))
+        groups.setdefault(key, (finding, []))[1].append(test)
+    return list(groups.values())
+
+
+def summary(result, lang="en"):
+    """The whole result as a Markdown page: score, categories, every distinct problem."""
+    words = _words(lang)
+    blocks = [f"## {escape(words['score'])} {points_text(result.score)} / {points_text(result.max_score)}"]
+    if result.problem:
+        blocks.append("**" + _both(result.problem, lang) + "**")
+    blocks.append(_category_table(result.categories(), lang))
+    blocks += _notes(result, lang)
+    failed = [t for t in result.tests if not t.passed]
+    if not failed:
+        blocks.append(escape(words["none"]))
+    elif not result.problem:
+        groups = problems(result.tests)
+        blocks.append(f"### {escape(words['problems'])}")
+        blocks.append(escape(words["failed"].format(n=len(failed), total=len(result.tests), k=len(groups))))
+        for number, (finding, tests) in enumerate(groups, start=1):
+            blocks += _problem(number, finding, tests, lang)
+    blocks += _printed(result, lang)
+    level = result.isolation.partition(": ")[0]
+    if level:
+        blocks.append(f"{escape(words['isolation'])}: {escape(level)}")
+    return "\n\n".join(blocks) + "\n"
+
+
+def _problem(number, finding, tests, lang):
+    words = _words(lang)
+    key = "zh" if lang == "zh" else "en"
+    headline, cause, hint = finding.get("headline"), finding.get("cause"), finding.get("hint")
+    lost = sum(t.max_score - t.score for t in tests)
+    title = headline[key] if headline else tests[0].message(lang).split("\n")[0]
+    lines = [f"**{number}. {escape(title)}**"]
+    if cause:
+        lines.append(f"{escape(words['cause'])}: {escape(cause[key])}")
+    if hint:
+        lines.append(f"{escape(words['hint'])}: {escape(hint[key])}")
+    names = ", ".join(f"`{t.nodeid.partition('::')[2] or t.name}`" for t in tests)
+    lines.append(f"{escape(words['tests'])} ({len(tests)}, {points_text(lost)} {escape(words['lost'])}): {names}")
+    shrunk = finding.get("shrunk") or {}
+    code = shrunk.get("code") or finding.get("code")
+    if code:
+        lines.append(escape(words["smallest"] if shrunk.get("code") else words["program"]) + ":")
+        lines.append(fence(code, "python"))
+    return lines

@@ -514,6 +514,9 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
     out_dir = files.ensure_folder(results_folder(out_csv))
     os.chmod(out_dir, files.FOLDER_MODE)  # classmates' results are nobody else's business
     options = Options(suite=suite, lang=lang, limits=limits, fingerprint=grader_fingerprint(suite, lang, limits))
+    warning = readable_class_warning(folder)
+    if warning:
+        print(warning, file=stream)
     students = find_submissions(folder, exclude=(out_csv, out_dir))
     if shard:
         index, count = shard
@@ -551,6 +554,23 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
           + (f" ({rate:.1f} submissions/s)" if todo else "") + f"; gradebook {out_csv}, results in {out_dir}",
           file=stream)
     return rows
+
+
+def readable_class_warning(folder):
+    """Where workers are not kept out of the file system (no namespaces, no Landlock),
+    a class folder that other users may read lets one student's code read another's."""
+    from grader import sandbox
+
+    try:
+        isolation = sandbox.detect()
+        mode = os.stat(folder).st_mode
+    except (OSError, sandbox.IsolationUnavailable):
+        return ""
+    if isolation.level == "bubblewrap" or "landlock files" in isolation.confined or not mode & 0o005:
+        return ""
+    return (f"warning: {one_line(str(folder))} is readable by other users, and workers here ({isolation.level} "
+            "level, no Landlock) see the file system: one student's code could read another's submission. "
+            f"Make it private first: chmod -R go-rwx {one_line(str(folder))}")
 
 
 def _record_plan(suite, stream):

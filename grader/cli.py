@@ -56,6 +56,17 @@ def build_parser():
 
 
 
+def write_document(path, document):
+    """A results document: JSON, or text as it is (the JUnit XML)."""
+    if isinstance(document, str):
+        return files.write_private(path, document)
+    return files.write_json(path, document)
+
+
+def say(message):
+    print(f"grader: {message}", file=sys.stderr)
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
     lang = args.lang or default_lang()

@@ -381,3 +381,22 @@ def test_a_planted_results_file_is_not_taken_as_an_earlier_grade(tmp_path):
     results.symlink_to(planted)
     [again] = batch.run(folder, out, jobs=1, limits=LIMITS, stream=io.StringIO())
     assert not again.reused and again.score == 0
+
+
+def test_a_class_folder_others_may_read_is_flagged_where_workers_see_the_file_system(tmp_path, monkeypatch):
+    import dataclasses
+
+    from grader import sandbox
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    os.chmod(folder, 0o755)
+    seeing = dataclasses.replace(sandbox.detect("process"), level="unprivileged", confined=())
+    monkeypatch.setattr(sandbox, "detect", lambda *args: seeing)
+    assert "chmod -R go-rwx" in batch.readable_class_warning(folder)
+    os.chmod(folder, 0o700)
+    assert batch.readable_class_warning(folder) == ""
+    confined = dataclasses.replace(seeing, confined=("landlock files",))
+    monkeypatch.setattr(sandbox, "detect", lambda *args: confined)
+    os.chmod(folder, 0o755)
+    assert batch.readable_class_warning(folder) == ""

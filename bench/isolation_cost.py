@@ -11,6 +11,8 @@ cost of a layer is the difference between neighbouring rows:
 
     process/usr -> unprivileged   setpriv to another uid
     unprivileged -> bubblewrap    namespaces and the mount view (no sweep on stop)
+    bubblewrap-confine -> bubblewrap   the worker's Landlock and seccomp
+    bubblewrap-cgroup -> bubblewrap    a control group per submission
 
 and "bare python" (spawning `python -I -c pass` and waiting for it, with each
 interpreter) is the floor.
@@ -18,6 +20,7 @@ interpreter) is the floor.
     start  Worker.start() on the reference: from spawning the worker (and its
            sandbox) to its "ready" line, i.e. interpreter start-up, rlimits and
            loading the submission.
+           (With a control group: making it is part of start, removing it of stop.)
     call   one round trip of a small graph program (x * y, backward, read):
            request out, JSON reply back, validated and rebuilt; median of --calls.
     stop   Worker.stop(): kill the process group (bubblewrap: the namespace dies
@@ -41,7 +44,7 @@ from pathlib import Path
 
 from bench.common import KIT_ROOT, interleave, machine, median, save, say
 from grader import sandbox
-from grader.grading import grade
+from grader.grading import close_box, grade, open_box
 from grader.worker_client import Limits, Worker
 
 REFERENCE = KIT_ROOT / "reference" / "tiny_autograd.py"
@@ -58,6 +61,11 @@ def available_levels():
     process = levels["process"]
     if os.path.exists(sandbox.SYSTEM_PYTHON) and os.path.realpath(process.python) != os.path.realpath(sandbox.SYSTEM_PYTHON):
         levels["process/usr"] = dataclasses.replace(process, python=sandbox.SYSTEM_PYTHON)
+    strongest = levels.get("bubblewrap")
+    if strongest is not None and strongest.confined:
+        levels["bubblewrap-confine"] = dataclasses.replace(strongest, confined=())
+    if strongest is not None and strongest.cgroups:
+        levels["bubblewrap-cgroup"] = dataclasses.replace(strongest, cgroups=False)
     return levels
 
 
@@ -78,8 +86,10 @@ def staged_reference():
 
 
 def measure_worker(isolation, submission, calls):
-    worker = Worker(submission, Limits(), isolation)
+    limits = Limits()
     started = time.perf_counter()
+    box = open_box(isolation, limits)  # as grade() does: part of starting and stopping
+    worker = Worker(submission, limits, isolation, box=box)
     report = worker.start()
     start = time.perf_counter() - started
     assert report.ok, report
@@ -91,6 +101,7 @@ def measure_worker(isolation, submission, calls):
         assert reply.outcome and reply.outcome["ok"], reply
     before = time.perf_counter()
     worker.stop()
+    close_box(box)
     return {"start": start, "call": median(times), "stop": time.perf_counter() - before}
 
 

@@ -190,6 +190,22 @@ def image_python(version):
     pytest.skip(f"no Python {version} here to stand in for the image's python3 (pyenv prefix {version})")
 
 
+def _hidden_names_in(folder, entries):
+    """Files among `entries` of `folder` (searched through) that name a hidden test."""
+    names = [line.split("def ", 1)[1].split("(")[0] for path in HIDDEN_TESTS
+             for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("def test_")]
+    found = []
+    for entry in entries:
+        for path in [folder / entry, *((folder / entry).rglob("*") if (folder / entry).is_dir() else ())]:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+            except OSError:
+                continue
+            if any(name in text for name in names):
+                found.append(path)
+    return found
+
+
 @pytest.mark.parametrize("image,version", [("ubuntu-22.04", "3.10"), ("ubuntu-24.04", "3.12"),
                                            ("oldest", "3.9"), ("newest", "3.13")])
 def test_setup_builds_the_autograder_with_the_images_python(autograder_zip, tmp_path, image, version):
@@ -203,9 +219,12 @@ def test_setup_builds_the_autograder_with_the_images_python(autograder_zip, tmp_
     (shims / "python3").symlink_to(python3)
     env = {"PATH": f"{shims}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
            "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SKIP_APT": "1"}
+    shared_before = set(os.listdir("/tmp"))
     done = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert not _hidden_names_in(Path("/tmp"), set(os.listdir("/tmp")) - shared_before), \
+        "the build left the hidden tests' names where a later submission could read them"
     assert f"Python {version}" in done.stdout and "the autograder is ready" in done.stdout
     venv_version = subprocess.run([str(root / "venv" / "bin" / "python"), "-c",
                                    "import sys; print('%d.%d' % sys.version_info[:2])"],

@@ -253,7 +253,7 @@ def grade_job(job, options, oracle=None):
             # A pipe or a device: reading it could block the grader forever.
             status = "problem"
             note = f"{job.student}: not a regular file or folder; nothing was graded"
-            data = error_results(note)
+            data = error_results(note, grader_error=False)
         else:
             if options.plan is not None:
                 from grader.replay import grade_by_replay
@@ -284,17 +284,19 @@ def grade_job(job, options, oracle=None):
     return row
 
 
-def error_results(note):
-    """A valid results file for a submission that could not be graded."""
-    return {
-        "score": 0.0,
-        "execution_time": 0.0,
-        "output": f"这份提交没有被评分 / not graded: {note}",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "tests": [],
-        "extra_data": {"max_score": 0.0, "categories": {}},
-    }
+def error_results(note, grader_error=True):
+    """A valid results file (grader/schemas/gradescope.schema.json) for a submission
+    that could not be graded: 0 out of the real maximum, saying why; marked
+    `extra_data.grader_error` when the grader, not the submission, failed."""
+    from grader import markdown, results
+
+    data = results.gradescope_grader_failed()
+    text = f"这份提交没有被评分 / not graded: {one_line(note, 500)}"
+    data["output"] = markdown.escape(text)
+    data["tests"][0]["output"] = text
+    if not grader_error:
+        del data["extra_data"]["grader_error"]
+    return data
 
 
 # -------------------------------------------------------- grading processes

@@ -400,3 +400,18 @@ def test_a_class_folder_others_may_read_is_flagged_where_workers_see_the_file_sy
     monkeypatch.setattr(sandbox, "detect", lambda *args: confined)
     os.chmod(folder, 0o755)
     assert batch.readable_class_warning(folder) == ""
+
+
+def test_an_entry_that_could_not_be_graded_still_has_a_valid_results_file(tmp_path):
+    import jsonschema
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.py")
+    out = tmp_path / "grades.csv"
+    [row] = batch.run(folder, out, jobs=1, limits=LIMITS, stream=io.StringIO())
+    data = json.loads((batch.results_folder(out) / "pipe.json").read_text(encoding="utf-8"))
+    schema = json.loads((ROOT / "grader" / "schemas" / "gradescope.schema.json").read_text(encoding="utf-8"))
+    jsonschema.validate(data, schema)
+    assert row.status == "problem" and row.max_score == data["extra_data"]["max_score"] > 0
+    assert "not a regular file" in data["tests"][0]["output"]

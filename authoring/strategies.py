@@ -25,65 +25,63 @@ import math
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from grader.expression import UNARY, Const, Expression, Ref
+from grader.exercise import EXERCISE, REVERSE_VARIABLES
+from grader.expression import Const, Expression, Ref
+from grader.formula import Formula
 
-VALUE_OPS = ("+", "-", "*", "/", "**", "neg", "exp", "log", "tanh", "relu")
-# The Dual ops the seed defines: + * - exp tanh, reflected + and * (no neg, no c - d).
-DUAL_OPS = ("+", "-", "*", "exp", "tanh")
-REFLECTED = {"value": ("+", "-", "*", "/"), "dual": ("+", "*")}
-EXPONENTS = (2, 3, -1, -2, 0.5, 1.5, -0.5)
+VALUE_OPS = EXERCISE.names()
+DUAL_OPS = EXERCISE.names(dual=True)
+REFLECTED = {"value": EXERCISE.reflected(), "dual": EXERCISE.reflected(dual=True)}
 CONSTANTS = (2.0, -1.5, 0.5, 3.0, -0.75, 1.25)
 SPECIAL_LEAVES = (0.5, 0.0, 1.0, -1.0, 2.0, -2.0)
 
 MAX_DATA = 50.0
 MAX_ROOT = 500.0
 MAX_GRAD = 1e4
-MIN_DIVISOR = 0.25
-MIN_LOG = 0.1
-MAX_EXP = 3.9
-MIN_EXP = -20.0
-RELU_GAP = 1e-6
+# An op that would leave its domain (the table's) is replaced by this one, whose domain is everything.
+SAFE_OP = next(name for name in EXERCISE.unary()
+               if EXERCISE.op(name).primitive and EXERCISE.op(name).dual and not EXERCISE.op(name).domain)
 
 
 # ---------------------------------------------------------------------------
-# Forward values and local derivatives on plain floats (None: outside the domain)
+# Forward values and local derivatives on plain floats (None: outside the domain),
+# from the exercise's table: primitives by their formulas, derived ops by their
+# recipes, as the reference builds them.
 # ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _formula(text, variables):
+    return Formula(text, variables)
+
+
+def _primitive_value(name, a, b):
+    op = EXERCISE.op(name)
+    return _formula(op.value, ("a", "b", "x", "k"))({"a": a, "b": b, "x": a, "k": b})
+
+
+def _recipe_value(node, a, b):
+    if node.kind == "operand":
+        return a if node.name == "a" else b
+    if node.kind == "number":
+        return float(node.name)
+    if node.kind == "lift":
+        return _recipe_value(node.children[0], a, b)
+    args = [_recipe_value(child, a, b) for child in node.children] + [None]
+    return _plain_value(node.name, args[0], args[1])
+
+
+def _plain_value(name, a, b=None):
+    recipe = EXERCISE.op(name).recipe()
+    return _primitive_value(name, a, b) if recipe is None else _recipe_value(recipe, a, b)
 
 
 def _value(op, a, b=None):
+    entry = EXERCISE.op(op)
     try:
-        if op == "+":
-            result = a + b
-        elif op == "-":
-            result = a + b * -1.0
-        elif op == "*":
-            result = a * b
-        elif op == "/":
-            if abs(b) < MIN_DIVISOR:
-                return None
-            result = a * b**-1
-        elif op == "**":
-            if (b != int(b) and a < MIN_DIVISOR) or (b < 0 and abs(a) < MIN_DIVISOR):
-                return None
-            result = a**b
-        elif op == "neg":
-            result = a * -1.0
-        elif op == "exp":
-            if not MIN_EXP <= a <= MAX_EXP:
-                return None
-            result = math.exp(a)
-        elif op == "log":
-            if a < MIN_LOG:
-                return None
-            result = math.log(a)
-        elif op == "tanh":
-            result = math.tanh(a)
-        elif op == "relu":
-            if a != 0.0 and abs(a) < RELU_GAP:
-                return None
-            result = a if a > 0 else 0.0
-        else:
-            raise ValueError(f"unknown op {op!r}")
+        if not entry.in_domain(a=a, b=b if b is not None else 0.0, x=a, k=b if b is not None else 0.0):
+            return None
+        result = _plain_value(op, a, b)
     except (OverflowError, ZeroDivisionError, ValueError):
         return None
     if isinstance(result, complex) or not math.isfinite(result) or abs(result) > MAX_DATA:
@@ -91,29 +89,41 @@ def _value(op, a, b=None):
     return result
 
 
+def _partials(name, a, b, out):
+    """(d out / d a, d out / d b) of a primitive, from its local rule with an upstream 1.0."""
+    env = {"a": a, "b": b if b is not None else 0.0, "x": a, "t": out, "g": 1.0, "k": b if b is not None else 0.0}
+    sent = [_formula(text, REVERSE_VARIABLES)(env) for text in EXERCISE.op(name).grad]
+    return (sent + [0.0, 0.0])[:2]
+
+
+def _recipe_derivatives(node, a, b):
+    """(value, d/da, d/db) of a recipe node, by the chain rule through its primitives."""
+    if node.kind == "operand":
+        return (a, 1.0, 0.0) if node.name == "a" else (b, 0.0, 1.0)
+    if node.kind == "number":
+        return float(node.name), 0.0, 0.0
+    if node.kind == "lift":
+        return _recipe_derivatives(node.children[0], a, b)
+    inputs = [_recipe_derivatives(child, a, b) for child in node.children]
+    values = [value for value, _, _ in inputs] + [None]
+    out = _plain_value(node.name, values[0], values[1])
+    if EXERCISE.op(node.name).recipe() is not None:  # a derived op inside a recipe
+        inner = _recipe_derivatives(EXERCISE.op(node.name).recipe(), values[0], values[1])
+        partials = inner[1], inner[2]
+    else:
+        partials = _partials(node.name, values[0], values[1], out)
+    da = sum(p * d for p, (_, d, _) in zip(partials, inputs))
+    db = sum(p * d for p, (_, _, d) in zip(partials, inputs))
+    return out, da, db
+
+
 def _local_derivatives(op, a, b, out):
     """d out / d a and d out / d b."""
-    if op == "+":
-        return 1.0, 1.0
-    if op == "-":
-        return 1.0, -1.0
-    if op == "*":
-        return b, a
-    if op == "/":
-        return 1.0 / b, -a / (b * b)
-    if op == "**":
-        return b * a ** (b - 1), 0.0
-    if op == "neg":
-        return -1.0, 0.0
-    if op == "exp":
-        return out, 0.0
-    if op == "log":
-        return 1.0 / a, 0.0
-    if op == "tanh":
-        return 1.0 - out * out, 0.0
-    if op == "relu":
-        return (1.0 if a > 0 else 0.0), 0.0
-    raise ValueError(f"unknown op {op!r}")
+    recipe = EXERCISE.op(op).recipe()
+    if recipe is None:
+        return _partials(op, a, b, out)
+    _, da, db = _recipe_derivatives(recipe, a, b if b is not None else 0.0)
+    return da, db
 
 
 def _reverse(steps, data):
@@ -166,7 +176,7 @@ def _forms(ops, kind):
     costs). Each op gets the same weight, shared among its shapes."""
     forms = []
     for op in ops:
-        if op in UNARY or op == "**":
+        if EXERCISE.op(op).arity == 1 or EXERCISE.op(op).exponents:
             forms.extend([(op, "unary")] * 12)
         else:
             shapes = _REFLECTED_SHAPES if op in REFLECTED[kind] else _SHAPES
@@ -196,12 +206,13 @@ def expressions(draw, ops=VALUE_OPS, leaves=(1, 4), size=(1, 8), kind=None):
         # (shared subexpressions).
         newest = len(data) - 1
         a = newest - max(0, draw(_integers(-newest, newest)))
-        if op == "log":
-            # Prefer an input log is defined at, newest first.
-            positive = [i for i in reversed(range(len(data))) if data[i] >= MIN_LOG]
-            operands = (Ref(positive[min(newest - a, len(positive) - 1)] if positive else a),)
-        elif op == "**":
-            operands = (Ref(a), Const(draw(_sampled(EXPONENTS))))
+        entry = EXERCISE.op(op)
+        if entry.arity == 1 and entry.domain and not entry.in_domain(x=-1.0):
+            # An op undefined for negative inputs (log): prefer an input in its domain, newest first.
+            inside = [i for i in reversed(range(len(data))) if entry.in_domain(x=data[i])]
+            operands = (Ref(inside[min(newest - a, len(inside) - 1)] if inside else a),)
+        elif entry.exponents:
+            operands = (Ref(a), Const(draw(_sampled(entry.exponents))))
         elif shape == "unary":
             operands = (Ref(a),)
         elif shape == "node op node":
@@ -214,8 +225,8 @@ def expressions(draw, ops=VALUE_OPS, leaves=(1, 4), size=(1, 8), kind=None):
             operands = (Const(draw(constants())), Ref(a))
         values = [data[x.index] if isinstance(x, Ref) else x.value for x in operands]
         result = _value(op, *values)
-        if result is None:  # outside the domain: tanh is always safe
-            op, operands, result = "tanh", (Ref(a),), math.tanh(data[a])
+        if result is None:  # outside the domain: SAFE_OP is defined everywhere
+            op, operands, result = SAFE_OP, (Ref(a),), _plain_value(SAFE_OP, data[a])
         steps.append((op, operands))
         data.append(result)
     # Sum every unused intermediate node into the root.

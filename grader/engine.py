@@ -64,9 +64,11 @@ class Engine:
         self._sticky_failure = None
         self.category = category
 
-    def check(self, graph, check_order=False, rule=None):
+    def check(self, graph, check_order=False, rule=None, order_only=False):
         """Raise GradingFailure unless the submission gives the reference's numbers.
 
+        `check_order`: also the orders backward() returned; `order_only`: only them
+        (a test of the order that a wrong gradient must not fail).
         `rule` (optional): the id of the rule this check is about, from
         grader/feedback/hints.toml ("leaf-accumulates", "intermediate-reset",
         "zero-grad", ...); the explanation names it when the numbers alone do not."""
@@ -77,7 +79,7 @@ class Engine:
         # Cheap here (a generated test makes many checks): no hints. refine()
         # explains the test's final failure in full, once.
         findings = compare(graph, expected, reply, check_order=check_order, locate=self.locate,
-                           rule=rule, category=self.category, hints=frozenset())
+                           rule=rule, category=self.category, hints=frozenset(), order_only=order_only)
         if findings:
             if reply.failure:
                 # Later examples of a generated test would only fail the same way

@@ -8,13 +8,13 @@ Tests build a program with operator overloading, as if it were the engine:
     g.backward(y)          # backward() then read every node
 
 `g.steps` is the JSON-safe list the worker runs. `g.as_python()` renders the same
-program as code a student can paste and run.
+program as code a student can paste and run. The operators and methods a node
+has are the exercise's (grader/exercise.py), made when this module loads.
 """
 
 from dataclasses import dataclass
 
-PRIMITIVE_OPS = ("+", "*", "**", "exp", "log", "tanh", "relu")
-UNARY_METHODS = ("exp", "log", "tanh", "relu")
+from grader.exercise import EXERCISE
 
 
 @dataclass(frozen=True)
@@ -26,56 +26,6 @@ class Node:
     def ref(self):
         return f"n{self.index}"
 
-    def _binary(self, op, other, reflected=False):
-        operands = [self.ref, _operand(other)]
-        if reflected:
-            operands.reverse()
-        return self.graph.op(op, *operands)
-
-    def __add__(self, other):
-        return self._binary("+", other)
-
-    def __radd__(self, other):
-        return self._binary("+", other, reflected=True)
-
-    def __sub__(self, other):
-        return self._binary("-", other)
-
-    def __rsub__(self, other):
-        return self._binary("-", other, reflected=True)
-
-    def __mul__(self, other):
-        return self._binary("*", other)
-
-    def __rmul__(self, other):
-        return self._binary("*", other, reflected=True)
-
-    def __truediv__(self, other):
-        return self._binary("/", other)
-
-    def __rtruediv__(self, other):
-        return self._binary("/", other, reflected=True)
-
-    def __pow__(self, exponent):
-        if isinstance(exponent, Node):
-            raise TypeError("graph programs use constant exponents only")
-        return self.graph.op("**", self.ref, exponent)
-
-    def __neg__(self):
-        return self.graph.op("neg", self.ref)
-
-    def exp(self):
-        return self.graph.op("exp", self.ref)
-
-    def log(self):
-        return self.graph.op("log", self.ref)
-
-    def tanh(self):
-        return self.graph.op("tanh", self.ref)
-
-    def relu(self):
-        return self.graph.op("relu", self.ref)
-
 
 def _operand(thing):
     if isinstance(thing, Node):
@@ -83,6 +33,39 @@ def _operand(thing):
     if isinstance(thing, bool) or not isinstance(thing, (int, float)):
         raise TypeError(f"operand must be a node or a number, not {thing!r}")
     return thing
+
+
+def _unary(name):
+    def method(self):
+        return self.graph.op(name, self.ref)
+
+    return method
+
+
+def _binary(name, reflected=False, constant_right=False):
+    def method(self, other):
+        if constant_right and isinstance(other, Node):
+            raise TypeError(f"graph programs use constant right operands for {name}")
+        operands = [self.ref, _operand(other)]
+        return self.graph.op(name, *(reversed(operands) if reflected else operands))
+
+    return method
+
+
+def _define_ops():
+    """Node.__add__, Node.tanh, ...: one per op of the exercise (and its reflection)."""
+    for name, op in EXERCISE.ops.items():
+        if op.arity == 1:
+            setattr(Node, op.method, _unary(name))
+        else:
+            setattr(Node, op.method, _binary(name, constant_right=not op.reflected and name in _CONSTANT_RIGHT))
+            if op.reflected:
+                setattr(Node, op.reflected, _binary(name, reflected=True))
+
+
+# Ops whose right operand is a constant of the program, never a node (x ** k).
+_CONSTANT_RIGHT = {name for name, op in EXERCISE.ops.items() if op.exponents}
+_define_ops()
 
 
 class Graph:
@@ -134,9 +117,6 @@ class Graph:
         found = [a for a in step[2:] if isinstance(a, str)]
         return found if refs else [int(a[1:]) for a in found]
 
-    def consumers_of(self, number):
-        return [n for n in range(len(self.node_steps)) if number in self.inputs_of(n)]
-
     def ancestors(self, number):
         """Every node that `number` was computed from, including itself."""
         seen, stack = set(), [number]
@@ -151,6 +131,26 @@ class Graph:
         return render_python(self.steps)
 
 
+def graph_from_steps(steps):
+    """A Graph holding an existing program (for programs the shrinker makes)."""
+    graph = Graph()
+    graph.steps = [list(step) for step in steps]
+    graph.node_steps = [step for step in graph.steps if step[0] in EXERCISE.node_kinds]
+    return graph
+
+
+def apply(name, args):
+    """Op `name` on `args` (graph nodes, or anything with the exercise's operators),
+    as Python would: the left operand's method, or the right one's reflection."""
+    op = EXERCISE.op(name)
+    if op.arity == 1:
+        return getattr(args[0], op.method)()
+    left, right = args
+    if hasattr(left, op.method) and not isinstance(left, (int, float)):
+        return getattr(left, op.method)(right)
+    return getattr(right, op.reflected)(left)
+
+
 def _python_operand(operand):
     return operand if isinstance(operand, str) else repr(operand)
 
@@ -163,12 +163,7 @@ def render_step(step):
     if kind == "dual":
         return f"Dual({step[1]!r}, {step[2]!r})"
     if kind == "op":
-        name, operands = step[1], [_python_operand(a) for a in step[2:]]
-        if name == "neg":
-            return f"-{operands[0]}"
-        if name in UNARY_METHODS:
-            return f"{operands[0]}.{name}()"
-        return f"{operands[0]} {name} {operands[1]}"
+        return EXERCISE.op(step[1]).render(*(_python_operand(a) for a in step[2:]))
     if kind == "backward":
         return f"{step[1]}.backward()"
     if kind == "zero_grad":
@@ -183,7 +178,7 @@ def render_python(steps):
         code = render_step(step)
         if code is None:
             continue
-        if step[0] in ("value", "dual", "op"):
+        if step[0] in EXERCISE.node_kinds:
             lines.append(f"n{node} = {code}")
             node += 1
         else:

@@ -34,6 +34,7 @@ class Check:
     steps: list  # the graph program, as checked
     check_order: bool = False
     rule: str = None
+    order_only: bool = False
     example: int = None  # the frozen example it belongs to, None outside @generated tests
 
 
@@ -62,8 +63,9 @@ class _Recorder:
     def begin_test(self, category=None):
         self.tests.append([])
 
-    def check(self, graph, check_order=False, rule=None):
-        self.tests[-1].append(Check(copy.deepcopy(graph.steps), bool(check_order), rule, current_example()))
+    def check(self, graph, check_order=False, rule=None, order_only=False):
+        self.tests[-1].append(Check(copy.deepcopy(graph.steps), bool(check_order), rule, bool(order_only),
+                                    current_example()))
 
     def outcome(self, graph):
         raise ReplayUnsupported("a test reads a raw outcome (engine.outcome); only engine.check can be replayed")
@@ -132,7 +134,8 @@ def _first_failure(engine, checks):
     """(check, finding) of the first check that fails, in order; None if all pass."""
     for check in checks:
         try:
-            engine.check(graph_from_steps(check.steps), check_order=check.check_order, rule=check.rule)
+            engine.check(graph_from_steps(check.steps), check_order=check.check_order, rule=check.rule,
+                         order_only=check.order_only)
         except GradingFailure as failure:
             return check, failure.finding
         except Exception as error:  # noqa: BLE001 - an error in a test fails that test, as under pytest

@@ -28,7 +28,7 @@ from grader.compare import compare, graph_from_steps
 from grader.engine import Engine, GradingFailure, ReferenceOracle
 from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
-from grader.feedback.formula import Formula, FormulaError
+from grader.formula import Formula, FormulaError
 from grader.feedback.probes import PROBES, Evidence, _steps
 from grader.feedback.simulate import REVERSE_VARIABLES, simulate
 from grader.program import Graph

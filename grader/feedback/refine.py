@@ -19,6 +19,7 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
     evidence = engine.evidence()
     if source["reply"].outcome is not None:
         again = compare(source["graph"], source["expected"], source["reply"], check_order=source["check_order"],
+                        order_only=source.get("order_only", False),
                         locate=source["locate"], rule=source["rule"], category=source["category"],
                         evidence=evidence)
         if again:

@@ -1,10 +1,11 @@
 """A trusted model of the exercise that can be told to make a known mistake.
 
 `simulate(steps, model)` runs a graph program the way the interpreter runs it
-on the reference: derived ops are built from primitives exactly as the seed
-builds them (`a - b` is `a + b * -1.0`, `a / b` is `a * b ** -1`, a plain number
-becomes a hidden constant leaf), so with the default `Model()` the numbers are
-the reference's. A model with deviations (a wrong local rule written as a
+on the reference, from the exercise's table (grader/exercise.toml): primitives
+compute their values and local rules by the table's formulas, derived ops are
+built from primitives by the table's recipes, exactly as the seed builds them
+(`a - b` is `a + (-b)`, `-b` is `b * -1.0`, a plain number becomes a hidden
+constant leaf), so with the default `Model()` the numbers are the reference's. A model with deviations (a wrong local rule written as a
 formula, `=` instead of `+=`, no intermediate reset, ...) gives the numbers a
 student with that misconception would get. The hint matcher compares those with
 what the submission returned.
@@ -15,38 +16,26 @@ Everything here is plain Python on plain numbers: no student code runs here.
 """
 
 import functools
-import math
 from dataclasses import dataclass, field
 
-from grader.feedback.formula import Formula
+from grader.exercise import DUAL_VARIABLES, EXERCISE, REVERSE_VARIABLES, VALUE_VARIABLES
+from grader.formula import Formula
 from grader.worker.interpreter import describe
 
-REVERSE_VARIABLES = ("a", "b", "x", "t", "g", "k")
-DUAL_VARIABLES = ("a", "da", "b", "db", "x", "dx", "t")
-VALUE_PRIMITIVES = ("+", "*", "**", "exp", "log", "tanh", "relu")
-DUAL_PRIMITIVES = ("+", "*", "exp", "tanh")
+VALUE_PRIMITIVES = EXERCISE.primitives()
+DUAL_PRIMITIVES = EXERCISE.primitives(dual=True)
 
 
-def _relu_grad(e):
-    return (1.0 if e["x"] > 0 else 0.0) * e["g"]
+def _sends(texts):
+    formulas = [Formula(text, REVERSE_VARIABLES) for text in texts]
+    return lambda env: tuple(f(env) for f in formulas)
 
 
-# The reference's local rules, in the reference's own order of operations.
-REFERENCE_SENDS = {
-    "+": lambda e: (e["g"], e["g"]),
-    "*": lambda e: (e["b"] * e["g"], e["a"] * e["g"]),
-    "**": lambda e: (e["k"] * e["x"] ** (e["k"] - 1) * e["g"],),
-    "exp": lambda e: (e["t"] * e["g"],),
-    "log": lambda e: ((1.0 / e["x"]) * e["g"],),
-    "tanh": lambda e: ((1.0 - e["t"] * e["t"]) * e["g"],),
-    "relu": lambda e: (_relu_grad(e),),
-}
-REFERENCE_DERS = {
-    "+": lambda e: e["da"] + e["db"],
-    "*": lambda e: e["a"] * e["db"] + e["da"] * e["b"],
-    "exp": lambda e: e["t"] * e["dx"],
-    "tanh": lambda e: (1.0 - e["t"] * e["t"]) * e["dx"],
-}
+# The table's local rules and values (the reference's, in its own order of operations).
+REFERENCE_SENDS = {name: _sends(EXERCISE.op(name).grad) for name in VALUE_PRIMITIVES}
+REFERENCE_DERS = {name: Formula(EXERCISE.op(name).der, DUAL_VARIABLES) for name in DUAL_PRIMITIVES}
+VALUES = {name: Formula(EXERCISE.op(name).value, VALUE_VARIABLES) for name in EXERCISE.names()
+          if EXERCISE.op(name).value}
 
 
 @dataclass(frozen=True)
@@ -78,8 +67,7 @@ class _Compiled:
         self.model = model
         self.sends = dict(REFERENCE_SENDS)
         for op, texts in model.sends:
-            formulas = [Formula(text, REVERSE_VARIABLES) for text in texts]
-            self.sends[op] = lambda e, formulas=formulas: tuple(f(e) for f in formulas)
+            self.sends[op] = _sends(texts)
         self.ders = dict(REFERENCE_DERS)
         for op, text in model.ders:
             self.ders[op] = Formula(text, DUAL_VARIABLES)
@@ -117,12 +105,6 @@ class Call:
     edges: list = field(default_factory=list)  # (sender node, target node, primitive op, grad sent)
 
 
-def _value_data(value):
-    if isinstance(value, complex):
-        raise SimulationError("complex result")
-    return float(value)
-
-
 class Simulation:
     def __init__(self, model=None):
         self.model = (model or Model()).compiled()
@@ -135,88 +117,95 @@ class Simulation:
     # ---------------------------------------------------------------- build
 
     def _prim(self, op, inputs, owner, k=None):
+        """A primitive node; its value by the table's formula (log of a non-positive
+        number, a complex power: an error, as in the reference)."""
         a = inputs[0].data
-        if op == "+":
-            data = a + inputs[1].data
-        elif op == "*":
-            data = a * inputs[1].data
-        elif op == "**":
-            data = _value_data(a**k)
-        elif op == "exp":
-            data = math.exp(a)
-        elif op == "log":
-            if a <= 0:
-                raise SimulationError("log of a non-positive number")
-            data = math.log(a)
-        elif op == "tanh":
-            data = math.tanh(a)
-        else:  # relu
-            data = a if a > 0 else 0.0
+        b = inputs[1].data if len(inputs) > 1 else 0.0
+        data = VALUES[op]({"a": a, "b": b, "x": a, "k": k if k is not None else b})
         return SimValue(data, op, tuple(inputs), k, owner)
 
     def _const(self, number, owner):
         return SimValue(float(number), owner=owner)
 
     def _value_op(self, name, args, owner):
+        """Op `name` on program nodes and numbers, built as the reference builds it."""
         def lift(x):
             return x if isinstance(x, SimValue) else self._const(x, owner)
 
-        def prim(op, inputs, k=None):
-            return self._prim(op, inputs, owner, k)
+        op = EXERCISE.op(name)
+        recipe = op.recipe()
+        if recipe is not None:
+            return self._build(recipe, args, owner, lift)
+        if op.exponents:  # x ** k: the exponent stays a plain number
+            return self._prim(name, (args[0],), owner, k=args[1])
+        if op.arity == 2 and not isinstance(args[0], SimValue):  # 3 + n -> n.__radd__(3) -> n + 3
+            args = [args[1], args[0]]
+        return self._prim(name, tuple(lift(x) for x in args), owner)
 
-        if name in ("+", "*"):
-            x, y = args
-            if not isinstance(x, SimValue):  # 3 + n -> n.__radd__(3) -> n + 3
-                x, y = y, x
-            return prim(name, (x, lift(y)))
-        if name == "-":
-            x, y = args
-            if isinstance(x, SimValue):
-                negated = prim("*", (y, self._const(-1.0, owner))) if isinstance(y, SimValue) else self._const(-y, owner)
-                return prim("+", (x, negated))
-            return prim("+", (self._const(x, owner), prim("*", (y, self._const(-1.0, owner)))))
-        if name == "/":
-            x, y = lift(args[0]), lift(args[1])
-            return prim("*", (x, prim("**", (y,), k=-1)))
-        if name == "neg":
-            return prim("*", (args[0], self._const(-1.0, owner)))
-        if name == "**":
-            return prim("**", (args[0],), k=args[1])
-        if name in ("exp", "log", "tanh", "relu"):
-            return prim(name, (args[0],))
-        raise SimulationError(f"unknown op {name!r}")
+    def _build(self, node, args, owner, lift):
+        if node.kind == "operand":
+            return args[0] if node.name == "a" else args[1]
+        if node.kind == "number":
+            return float(node.name)
+        if node.kind == "lift":
+            return lift(self._build(node.children[0], args, owner, lift))
+        values = [self._build(child, args, owner, lift) for child in node.children]
+        if not any(isinstance(v, SimValue) for v in values):  # plain numbers: Python computes it
+            return self._plain(node.name, values)
+        return self._value_op(node.name, values, owner)
+
+    @staticmethod
+    def _plain(name, values):
+        a = values[0]
+        b = values[1] if len(values) > 1 else 0.0
+        recipe = EXERCISE.op(name).recipe()
+        if recipe is not None:
+            return Simulation._plain_recipe(recipe, a, b)
+        return VALUES[name]({"a": a, "b": b, "x": a, "k": b})
+
+    @staticmethod
+    def _plain_recipe(node, a, b):
+        if node.kind == "operand":
+            return a if node.name == "a" else b
+        if node.kind == "number":
+            return float(node.name)
+        if node.kind == "lift":
+            return Simulation._plain_recipe(node.children[0], a, b)
+        return Simulation._plain(node.name, [Simulation._plain_recipe(c, a, b) for c in node.children])
 
     def _dual_prim(self, op, inputs):
         x = inputs[0]
-        if op in ("+", "*"):
-            y = inputs[1]
-            env = {"a": x.val, "da": x.der, "b": y.val, "db": y.der, "x": x.val, "dx": x.der}
-            env["t"] = x.val + y.val if op == "+" else x.val * y.val
-        else:
-            t = math.exp(x.val) if op == "exp" else math.tanh(x.val)
-            env = {"a": x.val, "da": x.der, "b": 0.0, "db": 0.0, "x": x.val, "dx": x.der, "t": t}
+        y = inputs[1] if len(inputs) > 1 else None
+        env = {"a": x.val, "da": x.der, "b": y.val if y else 0.0, "db": y.der if y else 0.0, "x": x.val,
+               "dx": x.der}
+        env["t"] = VALUES[op]({"a": env["a"], "b": env["b"], "x": env["x"], "k": 0.0})
         return SimDual(env["t"], self.model.ders[op](env))
 
     def _dual_op(self, name, args):
         def lift(x):
             return x if isinstance(x, SimDual) else SimDual(x, self.model.model.lift_der)
 
-        def negate(d):
-            return self._dual_prim("*", (d, lift(-1.0)))
+        op = EXERCISE.op(name)
+        recipe = op.recipe(dual=True)
+        if recipe is not None:
+            return self._build_dual(recipe, args, lift)
+        if op.arity == 2:
+            if not isinstance(args[0], SimDual):  # __radd__ = __add__, __rmul__ = __mul__
+                args = [args[1], args[0]]
+            return self._dual_prim(name, (args[0], lift(args[1])))
+        if not op.dual_primitive:
+            raise SimulationError(f"Dual has no {name!r}")
+        return self._dual_prim(name, (args[0],))
 
-        if name in ("+", "*"):
-            x, y = args
-            if not isinstance(x, SimDual):  # __radd__ = __add__, __rmul__ = __mul__
-                x, y = y, x
-            return self._dual_prim(name, (x, lift(y)))
-        if name == "-":
-            x, y = args
-            return self._dual_prim("+", (lift(x), negate(lift(y))))
-        if name == "neg":
-            return negate(args[0])
-        if name in ("exp", "tanh"):
-            return self._dual_prim(name, (args[0],))
-        raise SimulationError(f"Dual has no {name!r}")
+    def _build_dual(self, node, args, lift):
+        if node.kind == "operand":
+            return args[0] if node.name == "a" else args[1]
+        if node.kind == "number":
+            return float(node.name)
+        if node.kind == "lift":
+            return lift(self._build_dual(node.children[0], args, lift))
+        values = [self._build_dual(child, args, lift) for child in node.children]
+        return self._dual_op(node.name, values)
 
     def _record_paths(self, top, index):
         paths, stack = {}, [(top, frozenset())]

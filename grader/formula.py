@@ -1,17 +1,20 @@
-"""Tiny arithmetic formulas for the hint catalog, compiled without `eval`.
+"""Tiny arithmetic formulas, compiled without `eval`.
 
-A catalog entry says what a mistaken rule computes, e.g. "(1 - x*x) * g" for a
-tanh that differentiates with its input instead of its output. Formulas may use
-numbers, the variables the simulator provides, + - * / **, unary minus,
-comparisons, `A if COND else B`, and the functions below. Anything else is
-rejected when the catalog loads, so a typo fails loudly and early.
+The exercise's table (grader/exercise.toml) writes each op's value, local rule
+and domain as one, e.g. "(1.0 - t * t) * g" for what tanh sends to its input;
+the hint catalog writes each misconception the same way, e.g. "(1 - x*x) * g"
+for a tanh that differentiates with its input instead of its output. Formulas
+may use numbers, the variables given, + - * / **, unary minus, comparisons
+(also chained), `and`/`or`/`not`, `A if COND else B`, and the functions below.
+Anything else is rejected when the file loads, so a typo fails loudly and early.
 """
 
 import ast
 import math
 import operator
 
-FUNCTIONS = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "abs": abs, "min": min, "max": max}
+FUNCTIONS = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "abs": abs, "min": min, "max": max,
+             "floor": math.floor}
 BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.Pow: operator.pow}
 UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 COMPARE = {ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Eq: operator.eq, ast.NotEq: operator.ne}
@@ -40,6 +43,10 @@ class Formula:
             raise FormulaError(f"formula {self.text!r} gave {value!r}, not a real number")
         return float(value)
 
+    def holds(self, env):
+        """The formula read as a condition (a domain): true or false."""
+        return bool(self._run(env))
+
     def __repr__(self):
         return f"Formula({self.text!r})"
 
@@ -59,9 +66,23 @@ class Formula:
         if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
             function, operand = UNARY[type(node.op)], compile_(node.operand)
             return lambda env: function(operand(env))
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE:
-            function, left, right = COMPARE[type(node.ops[0])], compile_(node.left), compile_(node.comparators[0])
-            return lambda env: function(left(env), right(env))
+        if isinstance(node, ast.Compare) and all(type(op) in COMPARE for op in node.ops):
+            functions = [COMPARE[type(op)] for op in node.ops]
+            terms = [compile_(node.left), *(compile_(c) for c in node.comparators)]
+
+            def compare(env):
+                values = [term(env) for term in terms]
+                return all(f(x, y) for f, x, y in zip(functions, values, values[1:]))
+
+            return compare
+        if isinstance(node, ast.BoolOp):
+            terms = [compile_(value) for value in node.values]
+            if isinstance(node.op, ast.And):
+                return lambda env: all(term(env) for term in terms)
+            return lambda env: any(term(env) for term in terms)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            operand = compile_(node.operand)
+            return lambda env: not operand(env)
         if isinstance(node, ast.IfExp):
             test, body, orelse = compile_(node.test), compile_(node.body), compile_(node.orelse)
             return lambda env: body(env) if test(env) else orelse(env)

@@ -1,0 +1,36 @@
+"""One convention for every text a person reads: a bilingual text is a dict
+{"en": ..., "zh": ...}, made with `bilingual` and read with `pick`.
+
+    HEADLINE = bilingual("Score", "得分")
+    pick(HEADLINE, "zh")                       # "得分"
+    pick(bilingual("{n} failed", "{n} 个未通过"), "en", n=3)   # "3 failed"
+
+Results documents store such dicts as they are (both languages travel with the
+result); a view picks one. A language the kit does not know reads as English.
+Adding a language: docs/ARCHITECTURE.md.
+"""
+
+LANGUAGES = ("en", "zh")
+DEFAULT = "en"
+
+
+def bilingual(en, zh):
+    """A text in both languages."""
+    return {"en": en, "zh": zh}
+
+
+def language(lang):
+    """`lang` if the kit has it, else the default."""
+    return lang if lang in LANGUAGES else DEFAULT
+
+
+def pick(text, lang, **values):
+    """The text in `lang` (a dict of languages; a plain string is the same in all),
+    with `{name}` placeholders filled from `values`."""
+    chosen = text if isinstance(text, str) else text.get(language(lang)) or text.get(DEFAULT, "")
+    return chosen.format(**values) if values else chosen
+
+
+def both(text, separator=" / "):
+    """The Chinese and the English text together, Chinese first (what a course in China reads first)."""
+    return f"{text['zh']}{separator}{text['en']}"

@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader import files
-from grader.plugin import CATEGORIES
+from grader.exercise import categories
 from grader.submission import SKIPPED_DIRS, walk_submission
 from grader.text import file_name, one_line
 from grader.worker_client import Limits
@@ -434,7 +434,7 @@ def _failed(job, options, note):
 
 def write_gradebook(path, rows):
     """CSV: student, total, each category, then max_total, status and a note."""
-    present = [c for c in CATEGORIES if any(c in row.categories for row in rows)]
+    present = [c for c in categories() if any(c in row.categories for row in rows)]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["student", "total", *present, "max_total", "status", "note"])

@@ -10,7 +10,8 @@ import importlib.util
 import json
 from pathlib import Path
 
-from grader.compare import Finding, compare
+from grader.feedback.explain import explain
+from grader.feedback.finding import finding_from_exception  # noqa: F401 - the plugin and replay use it
 from grader.worker.interpreter import Interpreter
 from grader.worker_client import Worker
 
@@ -78,7 +79,7 @@ class Engine:
         reply = self.worker.run(graph.steps)
         # Cheap here (a generated test makes many checks): no hints. refine()
         # explains the test's final failure in full, once.
-        findings = compare(graph, expected, reply, check_order=check_order, locate=self.locate,
+        findings = explain(graph, expected, reply, check_order=check_order, locate=self.locate,
                            rule=rule, category=self.category, hints=frozenset(), order_only=order_only)
         if findings:
             if reply.failure:
@@ -150,9 +151,3 @@ class Engine:
     def close(self):
         if self._own_shrink_worker and self._shrink_worker is not None:
             self._shrink_worker.stop()
-
-
-def finding_from_exception(error):
-    """A Finding for a test that failed some other way (an error in the test itself)."""
-    text = f"{type(error).__name__}: {error}"[:500]
-    return Finding(text, text, "error")

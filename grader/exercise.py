@@ -16,7 +16,8 @@ the kit); tests/test_exercise.py checks it, and the table, against the reference
 A derived op's `built` recipe is parsed into a small tree (`Recipe`): ops of the
 table applied to the operands `a` and `b`, numbers, and `lift(...)` (a plain
 number wrapped as a node), so that a model of the exercise can build derived ops
-exactly as the reference does.
+exactly as the reference does. A recipe is written in Python syntax, and which
+op an operator or a call means is read from the ops' `written` forms.
 """
 
 import ast
@@ -39,7 +40,6 @@ REVERSE_VARIABLES = ("a", "b", "x", "t", "g", "k")
 DUAL_VARIABLES = ("a", "da", "b", "db", "x", "dx", "t")
 VALUE_VARIABLES = ("a", "b", "x", "k")
 SEMANTIC_LABELS = ("backward", "zero_grad")  # culprits that are not ops
-_AST_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,9 @@ class Op:
     dual_reflected: bool = False
     dual_built: str = ""
     der: str = ""  # Dual primitive: the derivative part (not in the student bundle)
+    probes: tuple = ()  # primitive: operands at which the feedback tries it alone
     text: dict = field(default_factory=dict)  # {"en", "zh"}: what messages call it
+    syntax: tuple = field(default=(), repr=False)  # (Python syntax, op name) of the whole table, for recipes
 
     @property
     def primitive(self):
@@ -85,7 +87,7 @@ class Op:
     def recipe(self, dual=False):
         """The parsed `built` (or `dual_built`) recipe, or None for a primitive."""
         text = self.dual_built if dual else self.built
-        return _parse_recipe(text) if text else None
+        return _parse_recipe(text, self.syntax) if text else None
 
     def in_domain(self, **values):
         return not self.domain or _formula(self.domain, VALUE_VARIABLES).holds(_env(values))
@@ -176,40 +178,57 @@ def _formula(text, variables):
     return Formula(text, variables)
 
 
+def _syntax(ops):
+    """{Python syntax: op name}, read from how each op is written: `{a} + {b}` is
+    ast.Add, `-{a}` ast.USub, `{a}.tanh()` the method tanh."""
+    syntax = {}
+    for name, entry in ops.items():
+        tree = ast.parse(entry["written"].format(a="a", b="b"), mode="eval").body
+        if isinstance(tree, ast.BinOp):
+            syntax[type(tree.op)] = name
+        elif isinstance(tree, ast.UnaryOp):
+            syntax[type(tree.op)] = name
+        elif isinstance(tree, ast.Call) and isinstance(tree.func, ast.Attribute):
+            syntax[tree.func.attr] = name
+    return syntax
+
+
 @functools.lru_cache(maxsize=None)
-def _parse_recipe(text):
+def _parse_recipe(text, syntax):
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError as error:
         raise ValueError(f"recipe {text!r}: {error.msg}") from None
-    return _recipe(tree, text)
+    return _recipe(tree, text, dict(syntax))
 
 
-def _recipe(node, text):
+def _recipe(node, text, syntax):
     if isinstance(node, ast.Name) and node.id in ("a", "b"):
         return Recipe("operand", node.id)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return Recipe("number", node.value)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+    if isinstance(node, ast.UnaryOp) and type(node.op) in syntax:
         if isinstance(node.operand, ast.Constant):
             return Recipe("number", -node.operand.value)
-        return Recipe("op", "neg", (_recipe(node.operand, text),))
-    if isinstance(node, ast.BinOp) and type(node.op) in _AST_OPS:
-        return Recipe("op", _AST_OPS[type(node.op)], (_recipe(node.left, text), _recipe(node.right, text)))
+        return Recipe("op", syntax[type(node.op)], (_recipe(node.operand, text, syntax),))
+    if isinstance(node, ast.BinOp) and type(node.op) in syntax:
+        return Recipe("op", syntax[type(node.op)],
+                      (_recipe(node.left, text, syntax), _recipe(node.right, text, syntax)))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 and not node.keywords:
-        child = _recipe(node.args[0], text)
+        child = _recipe(node.args[0], text, syntax)
         if node.func.id == "lift":
             return Recipe("lift", None, (child,))
-        return Recipe("op", node.func.id, (child,))
+        if node.func.id in syntax:
+            return Recipe("op", syntax[node.func.id], (child,))
     raise ValueError(f"recipe {text!r}: {ast.dump(node)[:60]} is not an op of the table, an operand or a number")
 
 
 # ------------------------------------------------------------------ loading
 
 
-def _op(name, entry):
+def _op(name, entry, syntax):
     known = {"arity", "written", "method", "reflected", "value", "domain", "exponents", "grad", "built", "dual",
-             "dual_reflected", "dual_built", "der", "name"}
+             "dual_reflected", "dual_built", "der", "probes", "name"}
     unknown = set(entry) - known
     if unknown:
         raise ValueError(f"op {name!r}: unknown keys {sorted(unknown)}")
@@ -219,7 +238,8 @@ def _op(name, entry):
         exponents=tuple(entry.get("exponents", ())), grad=tuple(entry.get("grad", ())),
         built=entry.get("built", ""), dual=bool(entry.get("dual", False)),
         dual_reflected=bool(entry.get("dual_reflected", False)), dual_built=entry.get("dual_built", ""),
-        der=entry.get("der", ""), text=dict(entry.get("name", {"en": name, "zh": name})),
+        der=entry.get("der", ""), probes=tuple(tuple(p) for p in entry.get("probes", ())),
+        text=dict(entry.get("name", {"en": name, "zh": name})), syntax=syntax,
     )
     for formula in op.grad:
         _formula(formula, REVERSE_VARIABLES)
@@ -231,7 +251,8 @@ def _op(name, entry):
 
 
 def parse(data):
-    ops = {name: _op(name, entry) for name, entry in data["ops"].items()}
+    syntax = tuple(_syntax(data["ops"]).items())
+    ops = {name: _op(name, entry, syntax) for name, entry in data["ops"].items()}
     settings = data["exercise"]
     exercise = Exercise(ops, tuple(settings["node_kinds"]), tuple(settings["call_kinds"]),
                         float(settings["rel_tol"]), float(settings["abs_tol"]), settings["dual_lift"])

@@ -10,11 +10,11 @@ the normal limit and the budget they need.
 """
 
 from dataclasses import dataclass, field
+from grader.exercise import EXERCISE
 
 RETRY_SECONDS = 1.0
 GIVE_UP_AFTER = 3
-NODE_KINDS = ("value", "dual", "op")
-_DUNDER = {"+": "add", "-": "sub", "*": "mul", "/": "truediv", "**": "pow"}
+NODE_KINDS = EXERCISE.node_kinds
 
 
 def calls(steps):
@@ -48,13 +48,9 @@ def _call(step, kinds):
         return "reading .data/.grad (.val/.der)"
     if kind == "op":
         receiver = _kind(step, kinds)
-        name, operands = step[1], step[2:]
-        if name == "neg":
-            return f"{receiver}.__neg__()"
-        if name not in _DUNDER:
-            return f"{receiver}.{name}()"
-        reflected = bool(operands) and not isinstance(operands[0], str)
-        return f"{receiver}.__{'r' if reflected else ''}{_DUNDER[name]}__()"
+        op, operands = EXERCISE.op(step[1]), step[2:]
+        reflected = op.arity == 2 and not isinstance(operands[0], str)
+        return f"{receiver}.{op.reflected if reflected else op.method}()"
     return kind
 
 

@@ -9,7 +9,7 @@ has no script, no stylesheet, font or image from anywhere else. Both languages
 are in the page; a CSS-only switch shows one.
 
 All data comes from the result model (grader/results.py): each failed test's
-`finding` is the plain dict of grader.compare.Finding.as_dict().
+`finding` is the plain dict of grader.feedback.finding.Finding.as_dict().
 """
 
 import html
@@ -21,11 +21,12 @@ from pathlib import Path
 from grader.files import write_private
 from grader.points import points_text
 from grader.program import render_step
+from grader.exercise import EXERCISE
 
 MAX_DRAWN_NODES = 60  # larger graphs are described, not drawn
 MAX_DOT_GRAPHS = 60  # beyond this, the (instant) fallback drawing is used
 DOT_SECONDS = 5
-NODE_KINDS = ("value", "dual", "op")
+NODE_KINDS = EXERCISE.node_kinds
 
 WORDS = {
     "title": ("Grading report", "评分报告"),

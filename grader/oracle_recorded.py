@@ -18,7 +18,7 @@ here. It never passes on a program nobody checked, and nothing crashes.
 import json
 from pathlib import Path
 
-from grader.compare import Finding
+from grader.feedback.finding import Finding
 from grader.engine import REFERENCE_FILE, GradingFailure, ReferenceOracle
 
 FORMAT = 1

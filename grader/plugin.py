@@ -9,8 +9,8 @@ engine only talks to the worker through its JSON channel.
 import pytest
 
 from grader.engine import GradingFailure, finding_from_exception
+from grader.exercise import categories
 
-CATEGORIES = ("gradients", "accumulation", "zero_grad", "forward_mode")
 
 
 class GraderPlugin:
@@ -23,8 +23,9 @@ class GraderPlugin:
     def pytest_collection_modifyitems(self, items):
         for item in items:
             marker = item.get_closest_marker("category")
-            if marker is None or marker.args[0] not in CATEGORIES:
-                raise pytest.UsageError(f"{item.nodeid}: every test needs @pytest.mark.category(one of {CATEGORIES})")
+            if marker is None or marker.args[0] not in categories():
+                raise pytest.UsageError(f"{item.nodeid}: every test needs @pytest.mark.category(one of {categories()}),"
+                                        " the categories of grader/rubric.toml")
 
     @pytest.fixture(scope="session")
     def engine(self):

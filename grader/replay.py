@@ -19,7 +19,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 
-from grader.compare import graph_from_steps
+from grader.program import graph_from_steps
 from grader.engine import GradingFailure, finding_from_exception
 from grader.generated import current_example
 from grader.grading import grade, run_suite

@@ -10,11 +10,12 @@ reply can flood, garble or break the results, the HTML or the terminal.
 import json
 
 from grader.text import clip
+from grader.exercise import EXERCISE
 
 MAX_MESSAGE = 400  # an error message from the worker, in characters
 MAX_NAME = 80  # a type or function name from the worker
 KNOWN_NAMES = ("Value", "zero_grad", "Dual")  # what a load report may say is missing
-NODE_KINDS = ("value", "dual", "op")
+NODE_KINDS = EXERCISE.node_kinds
 
 
 def parse(line):

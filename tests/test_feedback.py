@@ -24,7 +24,8 @@ from types import ModuleType
 
 import pytest
 
-from grader.compare import compare, graph_from_steps
+from grader.feedback.explain import explain as compare
+from grader.program import graph_from_steps
 from grader.engine import Engine, GradingFailure, ReferenceOracle
 from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
@@ -32,7 +33,7 @@ from grader.formula import Formula, FormulaError
 from grader.feedback.probes import PROBES, Evidence, _steps
 from grader.feedback.simulate import REVERSE_VARIABLES, simulate
 from grader.program import Graph
-from grader.shrink import Shrinker, Signature, judge_with, node_count
+from grader.feedback.shrink import Shrinker, Signature, judge_with, node_count
 from grader.worker.interpreter import Interpreter
 from grader.worker_client import Reply
 

@@ -9,7 +9,7 @@ means the suites lack an input that exposes it (the mutant's `why` says which).
 import pytest
 
 from grader.engine import Engine
-from grader.plugin import CATEGORIES
+from grader.exercise import categories
 from mutants import BY_ID, MUTANTS, REFERENCE
 
 
@@ -36,7 +36,7 @@ def graded(grade_submission, mutant_file):
 def test_corpus_has_many_distinct_mistakes_in_every_category():
     assert len(MUTANTS) >= 25
     assert len(BY_ID) == len(MUTANTS), "mutant ids must be unique"
-    assert {m.category for m in MUTANTS} == set(CATEGORIES)
+    assert {m.category for m in MUTANTS} == set(categories())
     assert len({(m.find, m.replace) for m in MUTANTS}) == len(MUTANTS), "two mutants make the same edit"
 
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import results
-from grader.plugin import CATEGORIES
+from grader.exercise import categories
 from grader.results import load_rubric, share_points
 from mutants import BY_ID, REFERENCE
 
@@ -182,6 +182,6 @@ def test_category_points_must_be_whole_units(tmp_path):
 def test_rubric_categories_are_the_graded_categories():
     rubric = load_rubric()
     points, weights = rubric.points, rubric.weights
-    assert set(points) == set(CATEGORIES)
+    assert set(points) == set(categories())
     assert all(p > 0 for p in points.values())
     assert all(w > 0 for w in weights.values())

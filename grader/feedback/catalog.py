@@ -14,7 +14,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from grader.feedback.simulate import DUAL_PRIMITIVES, VALUE_PRIMITIVES, Model
+from grader.exercise import EXERCISE
+from grader.feedback.simulate import Model
+
+VALUE_PRIMITIVES = EXERCISE.primitives()
+DUAL_PRIMITIVES = EXERCISE.primitives(dual=True)
 
 CATALOG_FILE = Path(__file__).resolve().parent / "hints.toml"
 SEMANTIC_KEYS = {"reset_intermediate", "reset_leaves", "root", "call_order", "visited", "zero_grad", "lift_der"}

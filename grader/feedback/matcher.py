@@ -9,13 +9,12 @@ one). A hint is shown only then: a partial resemblance is not enough.
 import math
 from dataclasses import dataclass
 
+from grader.exercise import EXERCISE
 from grader.feedback.catalog import load
 from grader.feedback.simulate import simulate
 
 REL_TOL = 1e-6
 ABS_TOL = 1e-9
-# Which primitives a program op is built from, to skip models that cannot matter.
-PRIMITIVES_OF = {"-": {"+", "*"}, "/": {"*", "**"}, "neg": {"*"}}
 
 
 @dataclass(frozen=True)
@@ -52,8 +51,9 @@ def _features(steps):
     ops, kinds, has_number = set(), {s[0] for s in steps}, False
     for step in steps:
         if step[0] == "op":
-            ops |= PRIMITIVES_OF.get(step[1], {step[1]})
-            has_number |= any(not isinstance(a, str) for a in step[2:]) or step[1] in ("-", "neg")
+            ops |= set(EXERCISE.primitives_of(step[1]))  # to skip models that cannot matter
+            has_number |= any(not isinstance(a, str) for a in step[2:]) \
+                or EXERCISE.dual_lift in EXERCISE.primitives_of(step[1], dual=True)  # a recipe lifts a number
     return ops, kinds, has_number
 
 

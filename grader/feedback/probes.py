@@ -19,9 +19,11 @@ Probes never decide a score: they only choose between explanations.
 
 from dataclasses import dataclass
 
+from grader.exercise import EXERCISE, REVERSE_VARIABLES
 from grader.feedback.matcher import agrees
 from grader.feedback.simulate import simulate
-from grader.program import Graph
+from grader.formula import Formula
+from grader.program import Graph, apply
 
 
 @dataclass(frozen=True)
@@ -36,69 +38,102 @@ class Probe:
         return sum(1 for step in self.steps if step[0] == "read") - 1
 
 
-def _probe(probe_id, about, ops, build):
+def _probe(probe_id, about, build):
     g = Graph()
     build(g)
     steps = tuple(tuple(s) if s[0] != "zero_grad" else ("zero_grad", tuple(s[1])) for s in g.steps)
-    return Probe(probe_id, tuple(about), tuple(ops), steps)
+    ops = tuple(dict.fromkeys(EXERCISE.label(step[1], dual=g.is_dual(number))
+                              for number, step in enumerate(g.node_steps) if step[0] == "op"))
+    return Probe(probe_id, tuple(about), ops, steps)
 
 
 def _steps(probe):
     return [list(s) if s[0] != "zero_grad" else ["zero_grad", list(s[1])] for s in probe.steps]
 
 
-# Pure probes of each op: the op applied to its own output gives an upstream
-# factor other than 1; a leaf used twice by the op tests its accumulation.
+# Pure probes of each primitive, at the table's probe points: the op applied to
+# its own output gives an upstream factor other than 1; a leaf used twice by the
+# op tests its accumulation.
 
 
-def _twice(op, x0, k=None):
+def _apply(name, node, operands):
+    """Op `name` on `node`, with the constant operands of its probe point (x ** k)."""
+    op = EXERCISE.op(name)
+    return apply(name, [node, *operands[1:]]) if op.exponents else apply(name, [node])
+
+
+def _twice(name, operands):
     def build(g):
-        x = g.value(x0)
-        inner = x**k if op == "**" else getattr(x, op)()
-        g.backward(inner**2 if op == "**" else getattr(inner, op)())
+        inner = _apply(name, g.value(operands[0]), operands)
+        second = (operands[0], EXERCISE.op(name).exponents[0]) if EXERCISE.op(name).exponents else operands
+        g.backward(_apply(name, inner, second))
 
     return build
 
 
-def _binary(op, x0, y0):
+def _binary(name, operands):
     def build(g):
-        x, y = g.values(x0, y0)
-        g.backward(g.op(op, g.op(op, x.ref, y.ref).ref, x.ref))
+        x, y = g.values(*operands)
+        g.backward(g.op(name, g.op(name, x.ref, y.ref).ref, x.ref))
 
     return build
 
 
-def _upstream(op, x0):
+def _upstream(name, operands):
+    """The op times 2.5: a rule that forgets out.grad shows, where the op's own slope is 1."""
     def build(g):
-        x, y = g.values(x0, 0.75)
-        inner = getattr(x, op)() if op in ("exp", "log", "tanh", "relu") else g.op(op, x.ref, y.ref)
+        x, y = g.values(operands[0], 0.75)
+        inner = g.op(name, x.ref, y.ref) if EXERCISE.op(name).arity == 2 else _apply(name, x, operands)
         g.backward(inner * 2.5)
 
     return build
 
 
-def _shared(op, x0):
+def _shared(name):
     """x used by the op and by another op, in both orders: `=` instead of `+=` shows."""
     def build(g):
-        def apply(x):
-            return x**2 if op == "**" else getattr(x, op)()
-
-        x = g.value(x0)
-        g.backward(apply(x) + x * 2.0)
-        y = g.value(x0)
-        g.backward(y * 2.0 + apply(y))
+        point = (1.5, *(EXERCISE.op(name).exponents[:1]))
+        x = g.value(1.5)
+        g.backward(_apply(name, x, point) + x * 2.0)
+        y = g.value(1.5)
+        g.backward(y * 2.0 + _apply(name, y, point))
 
     return build
 
 
-def _accumulate(op):
+def _accumulate(name):
     def build(g):
         x, y = g.values(1.5, -2.0)
-        out = g.op(op, x.ref, y.ref)
+        out = g.op(name, x.ref, y.ref)
         g.backward(out)
         g.backward(out)
 
     return build
+
+
+def _slope_is_one(name, operands):
+    """Whether the op's local rule sends exactly its upstream gradient at this point."""
+    op = EXERCISE.op(name)
+    env = {"a": operands[0], "x": operands[0], "b": operands[1] if len(operands) > 1 else 0.0,
+           "k": operands[1] if len(operands) > 1 else 0.0, "g": 1.0}
+    env["t"] = Formula(op.value, ("a", "b", "x", "k"))(env)
+    return all(Formula(text, REVERSE_VARIABLES)(env) == 1.0 for text in op.grad)
+
+
+def _op_probes():
+    probes = []
+    for name in EXERCISE.primitives():
+        op = EXERCISE.op(name)
+        label = op.text["en"]
+        for number, operands in enumerate(op.probes):
+            suffix = f"-{number + 1}" if number else ""
+            build = _binary(name, operands) if op.arity == 2 and not op.exponents else _twice(name, operands)
+            probes.append(_probe(f"{label}{suffix}", [name], build))
+            if _slope_is_one(name, operands):
+                probes.append(_probe(f"{label}{suffix}-upstream", [name], _upstream(name, operands)))
+        if op.arity == 1 or op.exponents:
+            probes.append(_probe(f"{label}-shared", [name], _shared(name)))
+    return probes
 
 
 def _reset(g):
@@ -134,19 +169,18 @@ def _chain(g):
     g.backward(((x * 2.0) * 3.0) * 0.5)
 
 
-def _dual_binary(op):
+def _dual_binary(name):
     def build(g):
         a, b = g.dual(2.0, 0.5), g.dual(3.0, -1.0)
-        g.op(op, g.op(op, a.ref, b.ref).ref, a.ref)
+        g.op(name, g.op(name, a.ref, b.ref).ref, a.ref)
         g.read()
 
     return build
 
 
-def _dual_twice(op):
+def _dual_twice(name):
     def build(g):
-        a = g.dual(0.5, 2.0)
-        getattr(getattr(a, op)(), op)()
+        apply(name, [apply(name, [g.dual(0.5, 2.0)])])
         g.read()
 
     return build
@@ -159,33 +193,24 @@ def _dual_constants(g):
     g.read()
 
 
+def _dual_probes():
+    probes = []
+    for name in EXERCISE.primitives(dual=True):
+        build = _dual_binary(name) if EXERCISE.op(name).arity == 2 else _dual_twice(name)
+        probes.append(_probe(f"dual-{EXERCISE.op(name).text['en']}", [f"Dual.{name}"], build))
+    return probes + [_probe("dual-constants", [EXERCISE.dual_lift], _dual_constants)]
+
+
 PROBES = (
-    _probe("add", ["+"], ["+"], _binary("+", 2.0, -3.0)),
-    _probe("mul", ["*"], ["*"], _binary("*", 2.0, -3.0)),
-    _probe("pow", ["**"], ["**"], _twice("**", 1.5, 3)),
-    _probe("pow-negative", ["**"], ["**"], _twice("**", 1.5, -1)),
-    _probe("pow-fraction", ["**"], ["**"], _twice("**", 2.25, 0.5)),
-    _probe("exp", ["exp"], ["exp"], _twice("exp", 0.3)),
-    _probe("log", ["log"], ["log"], _twice("log", 3.0)),
-    _probe("tanh", ["tanh"], ["tanh"], _twice("tanh", 0.5)),
-    _probe("relu", ["relu"], ["relu"], _twice("relu", 1.5)),
-    _probe("relu-negative", ["relu"], ["relu"], _twice("relu", -1.0)),
-    _probe("relu-zero", ["relu"], ["relu"], _twice("relu", 0.0)),
-    _probe("add-upstream", ["+"], ["+", "*"], _upstream("+", 2.0)),
-    _probe("relu-upstream", ["relu"], ["relu", "*"], _upstream("relu", 1.5)),
-    *(_probe(f"{op}-shared", [op], [op, "+", "*"], _shared(op, 1.5)) for op in ("**", "exp", "log", "tanh", "relu")),
-    _probe("accumulate-add", ["backward"], ["+"], _accumulate("+")),
-    _probe("accumulate-mul", ["backward"], ["*"], _accumulate("*")),
-    _probe("reset", ["backward"], ["*"], _reset),
-    _probe("root-leaf", ["backward"], [], _root_leaf),
-    _probe("equal-data", ["backward"], ["*"], _equal_data),
-    _probe("chain", ["backward"], ["*"], _chain),
-    _probe("zero-grad", ["zero_grad"], ["*"], _zero_grad),
-    _probe("dual-add", ["Dual.+"], ["Dual.+"], _dual_binary("+")),
-    _probe("dual-mul", ["Dual.*"], ["Dual.*"], _dual_binary("*")),
-    _probe("dual-exp", ["Dual.exp"], ["Dual.exp"], _dual_twice("exp")),
-    _probe("dual-tanh", ["Dual.tanh"], ["Dual.tanh"], _dual_twice("tanh")),
-    _probe("dual-constants", ["Dual.lift"], ["Dual.*", "Dual.+"], _dual_constants),
+    *_op_probes(),
+    *(_probe(f"accumulate-{EXERCISE.op(name).text['en']}", ["backward"], _accumulate(name))
+      for name in EXERCISE.primitives() if EXERCISE.op(name).arity == 2 and not EXERCISE.op(name).exponents),
+    _probe("reset", ["backward"], _reset),
+    _probe("root-leaf", ["backward"], _root_leaf),
+    _probe("equal-data", ["backward"], _equal_data),
+    _probe("chain", ["backward"], _chain),
+    _probe("zero-grad", ["zero_grad"], _zero_grad),
+    *_dual_probes(),
 )
 
 

@@ -5,8 +5,8 @@ the reference and a worker of its own, so the outcome and the score of the test
 are already fixed and cannot change.
 """
 
-from grader.compare import compare, narrow
-from grader.shrink import SHRINKABLE, Shrinker, judge_with, node_count
+from grader.feedback.explain import explain, narrow
+from grader.feedback.shrink import SHRINKABLE, Shrinker, judge_with, node_count
 
 MAX_CALLS = 60  # worker calls per failed test
 MAX_SECONDS = 4.0  # per failed test; a bound for a slow submission, not the usual stop
@@ -18,7 +18,7 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
         return finding
     evidence = engine.evidence()
     if source["reply"].outcome is not None:
-        again = compare(source["graph"], source["expected"], source["reply"], check_order=source["check_order"],
+        again = explain(source["graph"], source["expected"], source["reply"], check_order=source["check_order"],
                         order_only=source.get("order_only", False),
                         locate=source["locate"], rule=source["rule"], category=source["category"],
                         evidence=evidence)
@@ -29,7 +29,7 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
     if worker is None:
         return finding
     hints = frozenset([finding.hint["id"]]) if finding.hint else frozenset()
-    judge = judge_with(compare, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence)
+    judge = judge_with(explain, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence)
     shrinker = Shrinker(run_reference, worker.run, judge, max_calls=max_calls, max_seconds=max_seconds)
     result = shrinker.shrink(finding.steps, finding)
     if result is None:

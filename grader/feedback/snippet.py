@@ -1,8 +1,9 @@
 """A graph program as a script a student can paste next to their file and run."""
 
 from grader.program import render_step
+from grader.exercise import EXERCISE
 
-NODE_KINDS = ("value", "dual", "op")
+NODE_KINDS = EXERCISE.node_kinds
 SHOWN = 4
 
 

@@ -19,10 +19,11 @@ import json
 import time
 from dataclasses import dataclass
 
-from grader.compare import graph_from_steps
+from grader.program import graph_from_steps
+from grader.exercise import EXERCISE
 
-NODE_KINDS = ("value", "dual", "op")
-CALL_KINDS = ("backward", "zero_grad")
+NODE_KINDS = EXERCISE.node_kinds
+CALL_KINDS = EXERCISE.call_kinds
 SHRINKABLE = ("grad", "der", "data", "error", "order")
 
 

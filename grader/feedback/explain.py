@@ -1,0 +1,264 @@
+"""Explain how a submission's run differs from the reference's: a Finding.
+
+Everything here runs on the trusted side and reads only plain data: the graph
+program, the reference outcome, and the validated reply from the worker. The
+comparison itself (which read differs, which nodes) is grader/compare.py's; this
+module says what it means: a wrong forward value, a wrong gradient (the culprit:
+grader/feedback/reverse.py), a wrong derivative (grader/feedback/forward.py),
+an exception, or a wrong topological order.
+"""
+
+from grader.compare import matches, order_problem
+from grader.exercise import EXERCISE
+from grader.feedback import matcher
+from grader.feedback.catalog import load as load_catalog
+from grader.feedback.finding import Finding
+from grader.feedback.forward import dual_finding
+from grader.feedback.reverse import blame_cause, grad_finding
+from grader.feedback.simulate import simulate
+from grader.feedback.snippet import runnable
+from grader.feedback.wording import order_text, show
+from grader.i18n import bilingual as T
+from grader.program import graph_from_steps, render_python, render_step
+
+CATEGORY_RULES = {"gradients": "chain-rule", "accumulation": "paths-add", "zero_grad": "intermediate-reset",
+                  "forward_mode": "dual-rule"}
+
+
+class Explainer:
+    def __init__(self, graph, expected=None, got=None, rule=None, category=None, hints=None, evidence=None):
+        self.graph = graph
+        self.steps = graph.steps
+        self.expected, self.got = expected, got
+        self.read_positions = [i for i, step in enumerate(self.steps) if step[0] == "read"]
+        self.rule_hint, self.category, self.hint_filter = rule, category, hints
+        self.evidence = evidence
+        self.catalog = load_catalog()
+        self._reference = None
+
+    def reference(self):
+        """The reference, simulated: the same numbers plus what every node sent."""
+        if self._reference is None:
+            self._reference = simulate(self.steps)
+        return self._reference
+
+    def history(self, snapshot):
+        """The calls made before a read, as code: the sequence that shows the bug."""
+        end = self.read_positions[snapshot]
+        calls = [render_step(s) for s in self.steps[:end] if s[0] in ("backward", "zero_grad")]
+        return "; ".join(calls)
+
+    def expected_data(self):
+        """The nodes' expected values at the last read (None before any read)."""
+        snapshots = self.expected["snapshots"] if self.expected else []
+        return [pair[0] for pair in snapshots[-1]] if snapshots else None
+
+    def describe_node(self, number):
+        return f"n{number} = {render_step(self.graph.node_steps[number])}"
+
+    def refuted(self, model):
+        return self.evidence is not None and self.evidence.refutes(model)
+
+    def cleared(self, label):
+        return self.evidence is not None and self.evidence.cleared(label)
+
+    def matches(self, number):
+        return matcher.match_all(self.steps, self.got, number, only=self.hint_filter, evidence=self.evidence)
+
+    def is_leaf(self, number):
+        return self.graph.node_steps[number][0] != "op"
+
+    def rule(self, rule_id, diagnosed=True):
+        rule = self.catalog.rule(rule_id)
+        return {**rule, "diagnosed": diagnosed} if rule else None
+
+    def default_rule(self):
+        rule_id = self.rule_hint if self.catalog.rule(self.rule_hint or "") else None
+        if rule_id is None and self.category == "zero_grad" and any(s[0] == "zero_grad" for s in self.steps):
+            rule_id = "zero-grad"
+        rule_id = rule_id or CATEGORY_RULES.get(self.category)
+        return self.rule(rule_id, diagnosed=False) if rule_id else None
+
+    def finding(self, kind, headline, cause=None, snapshot=None, show=(), **extra):
+        expected = got = None
+        if snapshot is not None:
+            expected = self.expected["snapshots"][snapshot]
+            got = self.got["snapshots"][snapshot] if self.got and len(self.got["snapshots"]) > snapshot else None
+            steps_shown = self.steps[: self.read_positions[snapshot] + 1]
+        else:
+            if self.expected and self.expected.get("snapshots"):
+                expected = self.expected["snapshots"][-1]
+            steps_shown = self.steps
+        extra.setdefault("rule", self.default_rule())
+        finding = Finding(
+            headline["en"], headline["zh"], kind,
+            headline=headline, cause=cause, snapshot=snapshot,
+            program=render_python(self.steps), steps=self.steps, expected=expected, got=got,
+            calls=self.history(snapshot) if snapshot is not None else "",
+            code=runnable(steps_shown, expected, got, show),
+            category=self.category or "", **extra,
+        )
+        return finding.compose()
+
+
+def explain(graph, expected, reply, check_order=False, locate=None, rule=None, category=None, hints=None,
+            evidence=None, order_only=False):
+    """Findings that explain how the submission's run differs (empty: the test passes).
+
+    `locate(line, lang)` turns a line of the submission into "file, line N" (or a
+    notebook cell) for error messages. `rule` (a rule id of the catalog) and
+    `category` (the test's category) name the rule a test checks when the
+    numbers alone do not; `hints` limits the hints tried (a set of ids);
+    `evidence` (grader.feedback.probes.Evidence) helps choose between
+    explanations the numbers of this program cannot tell apart."""
+    findings = _explain(graph, expected, reply, check_order or order_only, locate, rule, category, hints, evidence,
+                        order_only)
+    for finding in findings:
+        # What refine() needs to explain it again with more evidence (not part of as_dict).
+        finding.source = {"graph": graph, "expected": expected, "reply": reply, "check_order": check_order,
+                          "order_only": order_only,
+                          "locate": locate, "rule": rule, "category": category}
+    return findings
+
+
+def _explain(graph, expected, reply, check_order, locate, rule, category, hints, evidence, order_only=False):
+    if not expected["ok"]:
+        raise RuntimeError(f"the reference failed on a test program: {expected['error']}")
+    got = reply.outcome if not reply.failure else None
+    explain = Explainer(graph, expected, got, rule=rule, category=category, hints=hints, evidence=evidence)
+    explain.locate = locate or (lambda line, lang="en": f"line {line}")
+    if reply.failure:
+        return [explain.finding("worker", T(f"The program could not finish: {reply.failure}.",
+                                            f"程序没能运行完：{reply.failure}。"))]
+    if not got["ok"]:
+        return [_error_finding(explain, got)]
+    for number, (want, have) in enumerate(zip(expected["snapshots"], got["snapshots"])):
+        findings = [] if order_only else _compare_snapshot(explain, number, want, have)
+        if findings:
+            return findings
+    if check_order:
+        for number, order in enumerate(got["orders"]):
+            finding = _check_order(explain, number, order)
+            if finding:
+                return [finding]
+    return []
+
+
+def narrow(finding, label):
+    """Make `label` (one of the finding's candidates) its culprit, keeping the
+    blamed edges that agree with it: the shrinker found it alone."""
+    finding.culprit = label
+    finding.candidates = [label] + [c for c in finding.candidates if c != label]
+    kept = [b for b in finding.blame if label in b.get("labels", [b.get("label")])]
+    if kept and finding.kind == "grad":
+        for entry in kept:
+            entry["label"] = label
+        finding.blame = kept
+        finding.culprits = sorted({b["node"] for b in kept})
+        finding.cause = blame_cause(Explainer(graph_from_steps(finding.steps)), kept) or finding.cause
+    return finding
+
+
+def _error_finding(explain, got):
+    step = explain.steps[got["step"]]
+    error = got["error"]
+    where = error.get("where")
+    place_en = place_zh = ""
+    if isinstance(where, dict) and isinstance(where.get("line"), int):
+        place_en = f" (in {where.get('function')}, {explain.locate(where['line'], 'en')})"
+        place_zh = f"（{where.get('function')}，{explain.locate(where['line'], 'zh')}）"
+    code = render_step(step) or step[0]
+    label, culprits = "", []
+    if step[0] == "op":
+        number = sum(1 for s in explain.steps[: got["step"]] if s[0] in EXERCISE.node_kinds)
+        label, culprits = _node_label(explain, number), [number]
+    elif step[0] in ("backward", "zero_grad"):
+        label = step[0]
+    candidates = [label] if label else []
+    if step[0] == "backward" and isinstance(where, dict) and where.get("function") == "_backward":
+        # Raised inside some op's _backward: any op of the graph; the smallest program says which.
+        root = int(step[1][1:])
+        ops = {_node_label(explain, n) for n in explain.graph.ancestors(root) if not explain.is_leaf(n)}
+        order = EXERCISE.labels()
+        candidates = sorted(ops, key=lambda op: order.index(op) if op in order else 99)
+        label = candidates[0] if len(candidates) == 1 else ""
+    return explain.finding(
+        "error",
+        T(f"Running `{code}` raised {error['type']}: {error['message']}{place_en}.",
+          f"运行 `{code}` 时抛出 {error['type']}：{error['message']}{place_zh}。"),
+        culprit=label, candidates=candidates, culprits=culprits,
+        rule=explain.rule("no-exception"),
+        error={"type": error["type"], "message": error["message"], "step": got["step"],
+               "function": where.get("function") if isinstance(where, dict) else None,
+               "line": where.get("line") if isinstance(where, dict) else None},
+    )
+
+
+def _node_label(explain, number):
+    step = explain.graph.node_steps[number]
+    if step[0] != "op":
+        return "Dual" if step[0] == "dual" else "Value"
+    return EXERCISE.label(step[1], dual=explain.graph.is_dual(number))
+
+
+def _compare_snapshot(explain, number, want, have):
+    if len(have) != len(want):
+        return [explain.finding("worker", T("The worker returned the wrong number of nodes.", "返回的节点数量不对。"))]
+    graph = explain.graph
+    wrong_data = [n for n in range(len(want)) if not matches(want[n][0], have[n][0])]
+    if wrong_data:
+        return [_data_finding(explain, number, want, have, wrong_data)]
+    wrong = [n for n in range(len(want)) if not matches(want[n][1], have[n][1])]
+    if not wrong:
+        return []
+    if all(graph.is_dual(n) for n in wrong):
+        return [dual_finding(explain, number, want, have, wrong)]
+    return [grad_finding(explain, number, want, have, [n for n in wrong if not graph.is_dual(n)])]
+
+
+def _data_finding(explain, number, want, have, wrong):
+    graph = explain.graph
+    first = next((n for n in wrong if all(matches(want[i][0], have[i][0]) for i in graph.inputs_of(n))), wrong[0])
+    field_name = "val" if graph.is_dual(first) else "data"
+    label = _node_label(explain, first)
+    desc = explain.describe_node(first)
+    when_en = f" after `{explain.history(number)}`" if explain.history(number) else ""
+    when_zh = f"（执行 `{explain.history(number)}` 之后）" if explain.history(number) else ""
+    headline = T(f"Forward value wrong{when_en}: n{first}.{field_name} of {desc} should be {show(want[first][0])}, "
+                 f"got {show(have[first][0])}.",
+                 f"前向计算的值不对{when_zh}：{desc} 的 {field_name} 应为 {show(want[first][0])}，"
+                 f"实际是 {show(have[first][0])}。")
+    cause = None
+    if graph.node_steps[first][0] == "op":
+        op = graph.node_steps[first][1]
+        cause = T(f"Its inputs are right, so the value `{op}` computes is wrong.",
+                  f"它的输入都是对的，所以是 `{op}` 算出的值不对。")
+    return explain.finding("data", headline, cause, snapshot=number, culprit=label, candidates=[label],
+                           culprits=[first], wrong_nodes=wrong, rule=explain.rule("forward-value"))
+
+
+def _check_order(explain, number, order):
+    backward_steps = [s for s in explain.steps if s[0] == "backward"]
+    root = int(backward_steps[number][1][1:])
+    call = render_step(backward_steps[number])
+    if isinstance(order, dict):
+        problem = T(f"it returned a {order['not_a_list']}, not a list of nodes.",
+                    f"返回的是 {order['not_a_list']}，不是节点列表。")
+    else:
+        problem = order_text(explain, root, order)
+        if problem is None:
+            return None
+    headline = T(f"`{call}` returned a wrong topological order: {problem['en']}",
+                 f"`{call}` 返回的拓扑序不对：{problem['zh']}")
+    hint = None
+    if isinstance(order, list):
+        structured = order_problem(explain.graph, root, order, explain.expected_data())
+        if structured.kind == "missing" and structured.other is not None:  # a visited set keyed by value
+            hint = explain.catalog.hint("visited-by-value")
+            hint = {"id": hint.id, "rule": hint.rule, "culprit": "backward", "en": hint.en, "zh": hint.zh}
+    rule = explain.rule("topological-order")
+    cause = T(f"Rule: {rule['en']}", f"规则：{rule['zh']}")
+    return explain.finding("order", headline, cause, culprit="backward", candidates=["backward"],
+                           rule=rule, hint=hint)
+
+

@@ -43,6 +43,13 @@ DIST = ROOT / "dist"
 SUBMISSION_CHOICES = ("tiny_autograd.py", "tiny_autograd.ipynb")
 # Everything of the grader except these goes into a bundle.
 ALWAYS_LEFT_OUT = ("__pycache__", ".hypothesis", ".pytest_cache", "expected")
+# The student bundle's grader answers from recordings (grader/oracle_recorded.py):
+# it ships neither the simulated exercise nor the probes that run it, and its
+# copies of the exercise's table and of the hint catalog leave out the rules'
+# formulas (the solution in other words) and the misconceptions' models.
+KIT_ONLY = ("simulate.py", "probes.py")
+PRIVATE_TABLE_KEYS = ("grad", "der")
+PRIVATE_CATALOG_KEYS = ("models",)
 # A fixed timestamp makes the zip reproducible byte for byte.
 ZIP_TIMESTAMP = (2020, 1, 1, 0, 0, 0)
 PLACEHOLDER = re.compile(r"@[A-Z_]+@")
@@ -99,16 +106,55 @@ def fill(template_name, **values):
 
 
 def copy_grader(destination, with_hidden):
-    """Copy the grader package; the hidden suite only if `with_hidden`."""
+    """Copy the grader package; the hidden suite only if `with_hidden`. Without it
+    (the student bundle), also without what only the kit may hold (KIT_ONLY,
+    and the private keys of the exercise's table and of the catalog)."""
     hidden = (GRADER / "suites" / "hidden").resolve()
+    feedback = (GRADER / "feedback").resolve()
 
     def ignore(folder, names):
         left_out = {name for name in names if name in ALWAYS_LEFT_OUT or name.endswith(".pyc")}
         if not with_hidden and Path(folder).resolve() == hidden.parent:
             left_out |= {name for name in names if name == "hidden"}
+        if not with_hidden and Path(folder).resolve() == feedback:
+            left_out |= {name for name in names if name in KIT_ONLY}
         return left_out
 
     shutil.copytree(GRADER, destination, ignore=ignore)
+    if not with_hidden:
+        for path, keys in ((destination / "exercise.toml", PRIVATE_TABLE_KEYS),
+                           (destination / "feedback" / "hints.toml", PRIVATE_CATALOG_KEYS)):
+            path.write_text(without_keys(path.read_text(encoding="utf-8"), keys), encoding="utf-8")
+
+
+def without_keys(text, keys):
+    """A TOML text without its `key = ...` entries for `keys` (a value may span lines: an
+    array runs to its closing bracket); checked by parsing both: nothing else may change."""
+    kept, skipping, depth = [], False, 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if not skipping and any(stripped.startswith(f"{key} =") or stripped.startswith(f"{key}=") for key in keys):
+            value = stripped.split("=", 1)[1]
+            depth = value.count("[") - value.count("]")
+            skipping = depth > 0
+            continue
+        if skipping:
+            depth += line.count("[") - line.count("]")
+            skipping = depth > 0
+            continue
+        kept.append(line)
+    result = "".join(kept)
+    if _dropped(tomllib.loads(text), keys) != tomllib.loads(result):
+        raise DistError(f"leaving out {keys} changed more than those keys")
+    return result
+
+
+def _dropped(data, keys):
+    if isinstance(data, dict):
+        return {k: _dropped(v, keys) for k, v in data.items() if k not in keys}
+    if isinstance(data, list):
+        return [_dropped(v, keys) for v in data]
+    return data
 
 
 def hidden_test_files():

@@ -6,17 +6,12 @@ worker), then raises `GradingFailure` with a bilingual `Finding` when they diffe
 """
 
 import dataclasses
-import importlib.util
-import json
-from pathlib import Path
 
 from grader.feedback.explain import explain
 from grader.feedback.finding import finding_from_exception  # noqa: F401 - the plugin and replay use it
-from grader.worker.interpreter import Interpreter
+from grader.oracle import ReferenceOracle, load_reference  # noqa: F401 - where callers found them before
 from grader.worker_client import Worker
 
-KIT_ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_FILE = KIT_ROOT / "reference" / "tiny_autograd.py"
 SHRINK_CALL_SECONDS = 2.0  # one program, on the shrinking worker
 SHRINK_BUDGET_SECONDS = 30.0  # all shrinking of one submission
 
@@ -25,27 +20,6 @@ class GradingFailure(AssertionError):
     def __init__(self, finding):
         super().__init__(finding.en)
         self.finding = finding
-
-
-def load_reference(path=REFERENCE_FILE):
-    spec = importlib.util.spec_from_file_location("tiny_autograd_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class ReferenceOracle:
-    """Expected outcomes computed by the reference solution, cached per program."""
-
-    def __init__(self, module=None):
-        self.interpreter = Interpreter(vars(module or load_reference()))
-        self.cache = {}
-
-    def expected(self, steps):
-        key = json.dumps(steps)
-        if key not in self.cache:
-            self.cache[key] = self.interpreter.run(steps)
-        return self.cache[key]
 
 
 class Engine:
@@ -64,6 +38,7 @@ class Engine:
     def begin_test(self, category=None):
         self._sticky_failure = None
         self.category = category
+        self.oracle.begin_test()
 
     def check(self, graph, check_order=False, rule=None, order_only=False):
         """Raise GradingFailure unless the submission gives the reference's numbers.
@@ -80,7 +55,8 @@ class Engine:
         # Cheap here (a generated test makes many checks): no hints. refine()
         # explains the test's final failure in full, once.
         findings = explain(graph, expected, reply, check_order=check_order, locate=self.locate,
-                           rule=rule, category=self.category, hints=frozenset(), order_only=order_only)
+                           rule=rule, category=self.category, hints=frozenset(), order_only=order_only,
+                           oracle=self.oracle)
         if findings:
             if reply.failure:
                 # Later examples of a generated test would only fail the same way
@@ -140,13 +116,7 @@ class Engine:
 
     def reference_runner(self):
         """Runs any program on the reference (not only recorded ones), or None."""
-        oracle = self.oracle
-        while oracle is not None:
-            interpreter = getattr(oracle, "interpreter", None)
-            if interpreter is not None:
-                return interpreter.run
-            oracle = getattr(oracle, "inner", None)
-        return None
+        return self.oracle.runner()
 
     def close(self):
         if self._own_shrink_worker and self._shrink_worker is not None:

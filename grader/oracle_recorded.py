@@ -1,10 +1,14 @@
-"""Expected outcomes without the reference: record them once, answer from the recording.
+"""The oracle without the reference: record its answers once, answer from the recording.
 
-The student bundle (`make dist`) ships the public suite but not the reference
-solution. So at build time the public suite runs on the reference through a
-`RecordingOracle`, which stores every program's expected outcome keyed by the
-program's canonical JSON; the bundle ships that file and its grader answers
-from it with a `RecordedOracle`.
+The student bundle (`make dist`) ships the public suite but neither the
+reference solution nor the simulated exercise (grader/feedback/simulate.py:
+the exercise's rules in other words). So at build time the public suite runs on
+the reference through a `RecordingOracle`, which stores, for every program a
+test checks, keyed by the program's canonical JSON, the three answers of an
+oracle (grader/oracle.py): the expected outcome, the reference's flow (what
+each node sent: the feedback names culprits with it) and the predictions of
+the catalog's misconceptions (the feedback's hints). The bundle ships that file
+and its grader answers from it with a `RecordedOracle`.
 
 Why the recording covers what a student's run asks for: every test checks
 fixed programs (generated tests run over frozen examples, grader/generated.py,
@@ -13,16 +17,20 @@ reference run asked for, or a prefix of them. A program missing from the
 recording means it no longer matches the suite (a test edited after the
 build): the test fails with a finding that says the expectation is unavailable
 here. It never passes on a program nobody checked, and nothing crashes.
+What the bundle cannot do is run new programs on the reference: it shows no
+smallest failing program and gathers no probe evidence.
 """
 
 import json
 from pathlib import Path
+from typing import Iterator, Optional
 
+from grader.engine import GradingFailure
 from grader.feedback.finding import Finding
-from grader.engine import REFERENCE_FILE, GradingFailure, ReferenceOracle
+from grader.oracle import Flow, Prediction, ReferenceOracle
+from grader.paths import EXPECTED_DIR, REFERENCE_FILE
 
-FORMAT = 1
-EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
+FORMAT = 2
 
 
 def program_key(steps):
@@ -31,7 +39,8 @@ def program_key(steps):
 
 
 class RecordingOracle:
-    """Answers like `inner` (the reference) and remembers every answer it gave."""
+    """Answers like `inner` (the reference) and remembers every answer, with its
+    flow and predictions, for each program it was asked about."""
 
     def __init__(self, inner=None):
         self.inner = inner or ReferenceOracle()
@@ -39,8 +48,34 @@ class RecordingOracle:
 
     def expected(self, steps):
         outcome = self.inner.expected(steps)
-        self.programs[program_key(steps)] = outcome
+        key = program_key(steps)
+        if key not in self.programs:
+            self.programs[key] = self._entry(steps, outcome)
         return outcome
+
+    def _entry(self, steps, outcome):
+        flow = self.inner.flow(steps) if any(step[0] == "backward" for step in steps) else None
+        predictions = [
+            {"hint": p.hint, "culprit": p.culprit, "op": p.op, "model": p.key, "outcome": p.outcome}
+            for p in self.inner.predictions(steps)
+            if p.outcome["ok"] != outcome["ok"] or p.outcome["snapshots"] != outcome["snapshots"]
+        ]  # a model that gives the reference's numbers never explains a difference
+        return {"outcome": outcome, "flow": flow.as_json() if flow else None, "predictions": predictions}
+
+    def flow(self, steps):
+        return self.inner.flow(steps)
+
+    def predictions(self, steps):
+        return self.inner.predictions(steps)
+
+    def runner(self):
+        return self.inner.runner()
+
+    def begin_test(self):
+        pass
+
+    def saw_failure(self):
+        pass
 
     def recording(self, suite):
         return {
@@ -59,7 +94,7 @@ class RecordingOracle:
 
 
 class RecordedOracle:
-    """Expected outcomes read from recordings (see the module docstring)."""
+    """The oracle's answers read from recordings (see the module docstring)."""
 
     def __init__(self, paths=None):
         paths = sorted(EXPECTED_DIR.glob("*.json")) if paths is None else [Path(p) for p in paths]
@@ -70,17 +105,35 @@ class RecordedOracle:
         for path in paths:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
             if data.get("format") != FORMAT or not isinstance(data.get("programs"), dict):
-                raise ValueError(f"{path}: not a recording of format {FORMAT}")
+                raise ValueError(f"{path}: not a recording of format {FORMAT} (rebuild it with `make dist`)")
             self.table.update(data["programs"])
             self.suites.append(data.get("suite"))
         self.misses = 0
 
     def expected(self, steps):
-        outcome = self.table.get(program_key(steps))
-        if outcome is not None:
-            return outcome
+        entry = self.table.get(program_key(steps))
+        if entry is not None:
+            return entry["outcome"]
         self.misses += 1
         raise GradingFailure(unavailable_finding())
+
+    def flow(self, steps) -> Optional[Flow]:
+        entry = self.table.get(program_key(steps))
+        return Flow.from_json(entry["flow"]) if entry and entry.get("flow") else None
+
+    def predictions(self, steps) -> Iterator[Prediction]:
+        entry = self.table.get(program_key(steps)) or {}
+        for p in entry.get("predictions", ()):
+            yield Prediction(p["hint"], p["culprit"], p["op"], p["model"], p["outcome"])
+
+    def runner(self):
+        return None  # no reference here: nothing new can be run on it
+
+    def begin_test(self):
+        pass
+
+    def saw_failure(self):
+        pass
 
 
 def unavailable_finding():

@@ -19,6 +19,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 from authoring import dist
 from authoring.markers import find_blocks
 from grader.engine import Engine, GradingFailure, ReferenceOracle
@@ -106,10 +111,6 @@ def test_bundle_leaks_no_hidden_test_and_no_solution(bundle):
     assert find_leaks(bundle) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "grader/feedback/simulate.py (the feedback model, shipped because grader/compare.py imports it) "
-    "holds the reference's topological order almost line for line (Simulation._order); remove this "
-    "marker once the bundle stops shipping it"))
 def test_bundle_has_no_distinctive_line_of_a_solution(bundle):
     """Stricter: not even single solution lines (16+ characters of code) appear anywhere."""
     assert find_solution_lines(bundle) == []
@@ -214,10 +215,23 @@ def test_a_fake_reference_in_the_clone_is_ignored(fresh_clone, tmp_path):
     assert results["score"] < results["extra_data"]["max_score"]
 
 
-@pytest.mark.parametrize("mutant_id", ["mul_not_crossing", "dual_mul_missing_cross_term"])
-def test_buggy_submission_scores_in_the_bundle_as_in_the_kit(bundle, tmp_path, mutant_id, grade_submission):
+def test_bundle_ships_no_model_of_the_exercise_and_no_rule_formula(bundle):
+    """The simulated exercise and its probes stay in the kit; the bundle's table and
+    catalog keep names, texts and recipes, not the rules' formulas or the misconceptions' models."""
+    feedback = bundle / "grader" / "feedback"
+    assert not (feedback / "simulate.py").exists() and not (feedback / "probes.py").exists()
+    table = tomllib.loads((bundle / "grader" / "exercise.toml").read_text(encoding="utf-8"))
+    assert table["ops"] and all("grad" not in op and "der" not in op for op in table["ops"].values())
+    assert all("written" in op for op in table["ops"].values())
+    catalog = tomllib.loads((feedback / "hints.toml").read_text(encoding="utf-8"))
+    assert catalog["hints"] and all("models" not in hint for hint in catalog["hints"])
+
+
+@pytest.mark.parametrize("mutant_id, culprit", [("mul_not_crossing", "*"), ("dual_mul_missing_cross_term", "Dual.*")])
+def test_buggy_submission_scores_in_the_bundle_as_in_the_kit(bundle, tmp_path, mutant_id, culprit, grade_submission):
     """Recorded expectations give the same verdict per test as the reference itself,
-    including for generated tests whose failures Hypothesis then tries to shrink."""
+    and the recorded flow and predictions the same culprit and hints: the bundle's
+    feedback names the op without a model of the exercise."""
     submission = tmp_path / "tiny_autograd.py"
     submission.write_text(mutant_source(MUTANTS_BY_ID[mutant_id]), encoding="utf-8")
     kit = grade_submission(submission, suite="public")
@@ -226,6 +240,11 @@ def test_buggy_submission_scores_in_the_bundle_as_in_the_kit(bundle, tmp_path, m
     assert shipped["score"] == kit.score
     assert {t["name"]: t["status"] == "passed" for t in shipped["tests"]} == {t.name: t.passed for t in kit.tests}
     assert not [t for t in shipped["tests"] if "not in this copy of the grader" in t["output"]]
+    raw = json.loads((tmp_path / "bundle.pytest.json").read_text(encoding="utf-8"))
+    findings = [entry["metadata"]["finding"] for entry in raw["tests"] if entry["outcome"] != "passed"]
+    assert findings and {finding["culprit"] for finding in findings} == {culprit}
+    kit_hints = {(t.finding.get("hint") or {}).get("id") for t in kit.tests if not t.passed}
+    assert {(finding.get("hint") or {}).get("id") for finding in findings} <= kit_hints
 
 
 # ------------------------------------------------------- recorded oracle

@@ -15,6 +15,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -190,6 +191,28 @@ def image_python(version):
     pytest.skip(f"no Python {version} here to stand in for the image's python3 (pyenv prefix {version})")
 
 
+def run_setup_with_own_tmp(root, env, leftover):
+    """setup.sh, with a /tmp of its own where the machine allows it (a mount namespace,
+    as root): what it leaves there is copied to `leftover`. Elsewhere, what it adds
+    to the shared /tmp (other programs may add some too)."""
+    leftover.mkdir()
+    command = ["bash", str(root / "source" / "setup.sh")]
+    if shutil.which("unshare") and os.geteuid() == 0:
+        script = ('mount -t tmpfs tmpfs /tmp && "$@"; status=$?; cp -a /tmp/. "$LEFTOVER"/; exit $status')
+        command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", *command]
+        done = subprocess.run(command, cwd=root, env={**env, "LEFTOVER": str(leftover)}, capture_output=True,
+                              text=True, timeout=900)
+        if "mount" not in done.stderr[:200]:
+            return done, leftover
+    before = set(os.listdir("/tmp"))
+    done = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=900)
+    for name in set(os.listdir("/tmp")) - before:
+        if os.path.isfile(os.path.join("/tmp", name)):
+            shutil.copy(os.path.join("/tmp", name), leftover / name)
+    return done, leftover
+
+
 def _hidden_names_in(folder, entries):
     """Files among `entries` of `folder` (searched through) that name a hidden test."""
     names = [line.split("def ", 1)[1].split("(")[0] for path in HIDDEN_TESTS
@@ -206,12 +229,21 @@ def _hidden_names_in(folder, entries):
     return found
 
 
+@pytest.fixture
+def outside_tmp():
+    """A folder outside /tmp (setup.sh gets a /tmp of its own, which would hide tmp_path)."""
+    folder = Path(tempfile.mkdtemp(prefix="autograder-test-", dir="/var/tmp" if os.path.isdir("/var/tmp") else None))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 @pytest.mark.parametrize("image,version", [("ubuntu-22.04", "3.10"), ("ubuntu-24.04", "3.12"),
                                            ("oldest", "3.9"), ("newest", "3.13")])
-def test_setup_builds_the_autograder_with_the_images_python(autograder_zip, tmp_path, image, version):
+def test_setup_builds_the_autograder_with_the_images_python(autograder_zip, outside_tmp, image, version):
     """setup.sh with the image's python3 first on PATH (apt-get skipped): it installs the
-    pinned requirements, checks the reference, and leaves nothing of that check behind;
-    then run_autograder grades with the venv it made."""
+    pinned requirements, checks the reference, and leaves nothing of that check behind
+    (in its folder or in /tmp); then run_autograder grades with the venv it made."""
+    tmp_path = outside_tmp
     python3 = image_python(version)
     root = unpack(autograder_zip, tmp_path)
     shims = tmp_path / "image-bin"
@@ -219,12 +251,10 @@ def test_setup_builds_the_autograder_with_the_images_python(autograder_zip, tmp_
     (shims / "python3").symlink_to(python3)
     env = {"PATH": f"{shims}:/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root"),
            "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SKIP_APT": "1"}
-    shared_before = set(os.listdir("/tmp"))
-    done = subprocess.run(["bash", str(root / "source" / "setup.sh")], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=900)
+    done, leftover = run_setup_with_own_tmp(root, env, tmp_path / "leftover")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert not _hidden_names_in(Path("/tmp"), set(os.listdir("/tmp")) - shared_before), \
-        "the build left the hidden tests' names where a later submission could read them"
+    assert not _hidden_names_in(leftover, os.listdir(leftover)), \
+        "the build left the hidden tests' names in /tmp, where a later submission could read them"
     assert f"Python {version}" in done.stdout and "the autograder is ready" in done.stdout
     venv_version = subprocess.run([str(root / "venv" / "bin" / "python"), "-c",
                                    "import sys; print('%d.%d' % sys.version_info[:2])"],

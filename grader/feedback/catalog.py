@@ -14,8 +14,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from grader.exercise import EXERCISE
-from grader.feedback.simulate import Model
+from grader.exercise import DUAL_VARIABLES, EXERCISE, REVERSE_VARIABLES
+from grader.feedback.model import Model
+from grader.formula import Formula
 
 VALUE_PRIMITIVES = EXERCISE.primitives()
 DUAL_PRIMITIVES = EXERCISE.primitives(dual=True)
@@ -104,8 +105,12 @@ def parse(data):
         if entry["rule"] not in rules:
             raise ValueError(f"hint {entry['id']!r}: unknown rule {entry['rule']!r}")
         models = tuple(_models(entry))
-        for hint_model in models:
-            hint_model.model.compiled()  # compile every formula now: typos fail here
+        for hint_model in models:  # compile every formula now: typos fail here
+            for _, texts in hint_model.model.sends:
+                for text in texts:
+                    Formula(text, REVERSE_VARIABLES)
+            for _, text in hint_model.model.ders:
+                Formula(text, DUAL_VARIABLES)
         hints.append(Hint(entry["id"], entry["rule"], entry["en"], entry["zh"], models))
     return Catalog(rules, local, tuple(hints))
 

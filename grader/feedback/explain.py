@@ -15,7 +15,6 @@ from grader.feedback.catalog import load as load_catalog
 from grader.feedback.finding import Finding
 from grader.feedback.forward import dual_finding
 from grader.feedback.reverse import blame_cause, grad_finding
-from grader.feedback.simulate import simulate
 from grader.feedback.snippet import runnable
 from grader.feedback.wording import order_text, show
 from grader.i18n import bilingual as T
@@ -26,21 +25,24 @@ CATEGORY_RULES = {"gradients": "chain-rule", "accumulation": "paths-add", "zero_
 
 
 class Explainer:
-    def __init__(self, graph, expected=None, got=None, rule=None, category=None, hints=None, evidence=None):
+    def __init__(self, graph, expected=None, got=None, rule=None, category=None, hints=None, evidence=None,
+                 oracle=None):
         self.graph = graph
         self.steps = graph.steps
         self.expected, self.got = expected, got
         self.read_positions = [i for i, step in enumerate(self.steps) if step[0] == "read"]
         self.rule_hint, self.category, self.hint_filter = rule, category, hints
         self.evidence = evidence
+        self.oracle = oracle or matcher._simulated()
         self.catalog = load_catalog()
-        self._reference = None
+        self._flow, self._flow_asked = None, False
 
-    def reference(self):
-        """The reference, simulated: the same numbers plus what every node sent."""
-        if self._reference is None:
-            self._reference = simulate(self.steps)
-        return self._reference
+    def flow(self):
+        """What every node of the reference sent (grader.oracle.Flow), or None where it is unknown."""
+        if not self._flow_asked:
+            self._flow_asked = True
+            self._flow = self.oracle.flow(self.steps)
+        return self._flow
 
     def history(self, snapshot):
         """The calls made before a read, as code: the sequence that shows the bug."""
@@ -63,7 +65,8 @@ class Explainer:
         return self.evidence is not None and self.evidence.cleared(label)
 
     def matches(self, number):
-        return matcher.match_all(self.steps, self.got, number, only=self.hint_filter, evidence=self.evidence)
+        return matcher.match_all(self.steps, self.got, number, only=self.hint_filter, evidence=self.evidence,
+                                 oracle=self.oracle, expected=self.expected)
 
     def is_leaf(self, number):
         return self.graph.node_steps[number][0] != "op"
@@ -102,7 +105,7 @@ class Explainer:
 
 
 def explain(graph, expected, reply, check_order=False, locate=None, rule=None, category=None, hints=None,
-            evidence=None, order_only=False):
+            evidence=None, order_only=False, oracle=None):
     """Findings that explain how the submission's run differs (empty: the test passes).
 
     `locate(line, lang)` turns a line of the submission into "file, line N" (or a
@@ -112,20 +115,22 @@ def explain(graph, expected, reply, check_order=False, locate=None, rule=None, c
     `evidence` (grader.feedback.probes.Evidence) helps choose between
     explanations the numbers of this program cannot tell apart."""
     findings = _explain(graph, expected, reply, check_order or order_only, locate, rule, category, hints, evidence,
-                        order_only)
+                        order_only, oracle)
     for finding in findings:
         # What refine() needs to explain it again with more evidence (not part of as_dict).
         finding.source = {"graph": graph, "expected": expected, "reply": reply, "check_order": check_order,
-                          "order_only": order_only,
+                          "order_only": order_only, "oracle": oracle,
                           "locate": locate, "rule": rule, "category": category}
     return findings
 
 
-def _explain(graph, expected, reply, check_order, locate, rule, category, hints, evidence, order_only=False):
+def _explain(graph, expected, reply, check_order, locate, rule, category, hints, evidence, order_only=False,
+             oracle=None):
     if not expected["ok"]:
         raise RuntimeError(f"the reference failed on a test program: {expected['error']}")
     got = reply.outcome if not reply.failure else None
-    explain = Explainer(graph, expected, got, rule=rule, category=category, hints=hints, evidence=evidence)
+    explain = Explainer(graph, expected, got, rule=rule, category=category, hints=hints, evidence=evidence,
+                        oracle=oracle)
     explain.locate = locate or (lambda line, lang="en": f"line {line}")
     if reply.failure:
         return [explain.finding("worker", T(f"The program could not finish: {reply.failure}.",

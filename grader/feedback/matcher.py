@@ -1,20 +1,16 @@
 """Recognise a known misconception by the numbers it produces.
 
-For each hint of the catalog, in order, each of its models is simulated on the
-failing program; the hint matches when the simulated engine gives exactly the
-submission's answers (every node, both fields, at every read up to the failing
-one). A hint is shown only then: a partial resemblance is not enough.
+For each hint of the catalog, in order, each of its models gives numbers on the
+failing program (the oracle's predictions: simulated in the kit, recorded in the
+student bundle); the hint matches when they are exactly the submission's answers
+(every node, both fields, at every read up to the failing one). A hint is shown
+only then: a partial resemblance is not enough.
 """
 
-import math
 from dataclasses import dataclass
 
 from grader.exercise import EXERCISE
 from grader.feedback.catalog import load
-from grader.feedback.simulate import simulate
-
-REL_TOL = 1e-6
-ABS_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -31,7 +27,7 @@ class Match:
 def close(expected, got):
     if isinstance(got, dict) or isinstance(expected, dict):
         return expected == got
-    return math.isclose(expected, got, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+    return EXERCISE.matches(expected, got)
 
 
 def agrees(outcome, got, upto):
@@ -47,7 +43,7 @@ def agrees(outcome, got, upto):
     return True
 
 
-def _features(steps):
+def features(steps):
     ops, kinds, has_number = set(), {s[0] for s in steps}, False
     for step in steps:
         if step[0] == "op":
@@ -57,8 +53,9 @@ def _features(steps):
     return ops, kinds, has_number
 
 
-def _relevant(hint_model, features):
-    ops, kinds, has_number = features
+def relevant(hint_model, program):
+    """Whether a model can give other numbers than the reference on this program."""
+    ops, kinds, has_number = program
     model = hint_model.model
     if model.ders or model.lift_der:
         return "dual" in kinds and (not model.ders or model.ders[0][0] in ops) and (not model.lift_der or has_number)
@@ -73,39 +70,55 @@ def _relevant(hint_model, features):
     return True
 
 
-def match_all(steps, got, upto, only=None, catalog=None, evidence=None):
+def match_all(steps, got, upto, only=None, catalog=None, evidence=None, oracle=None, expected=None):
     """Every (hint, model) whose numbers are the submission's, in catalog order,
     one per hint, leaving out models the probes refute (see probes.Evidence).
 
     Only a model whose numbers differ from the reference's can explain a
     difference: a right answer never gets a hint. `only`: a set of hint ids
-    to try (the shrinker asks about one hint)."""
+    to try (the shrinker asks about one hint). `oracle` gives the predictions
+    (default: the simulated exercise); `expected`: the reference's outcome."""
     if not got.get("ok") or (only is not None and not only):
         return []
-    if agrees(simulate(steps), got, upto):
+    if oracle is None:
+        oracle = _simulated()
+    if agrees(expected if expected is not None else oracle.expected(steps), got, upto):
         return []
     catalog = catalog or load()
-    features = _features(steps)
-    found = []
-    for hint in catalog.hints:
-        if only is not None and hint.id not in only:
+    found, done = [], set()
+    for prediction in oracle.predictions(steps):
+        if prediction.hint in done or (only is not None and prediction.hint not in only):
             continue
-        for hint_model in hint.models:
-            if not _relevant(hint_model, features):
-                continue
-            if evidence is not None and evidence.refutes(hint_model.model, hint_model.culprit):
-                continue
-            if agrees(simulate(steps, hint_model.model), got, upto):
-                found.append((Match(hint, hint_model.culprit, hint_model.op), hint_model.model))
-                break
+        if evidence is not None and prediction.model is not None \
+                and evidence.refutes(prediction.model, prediction.culprit):
+            continue
+        if agrees(prediction.outcome, got, upto):
+            done.add(prediction.hint)
+            found.append((Match(catalog.hint(prediction.hint), prediction.culprit, prediction.op), prediction.model))
     if evidence is not None:  # the explanation that fits the probes best first
-        found.sort(key=lambda item: -evidence.score(item[1]))
+        found.sort(key=lambda item: -evidence.score(item[1]) if item[1] is not None else 0)
     return [item[0] for item in found]
 
 
-def match(steps, got, upto, only=None, catalog=None, evidence=None):
+def _simulated():
+    """An oracle that answers from the simulated exercise alone (the kit's own tests)."""
+    from grader.oracle import ReferenceOracle
+
+    class Simulated(ReferenceOracle):
+        def __init__(self):
+            self.cache = {}
+
+        def expected(self, steps):
+            from grader.feedback.simulate import simulate
+
+            return simulate(steps)
+
+    return Simulated()
+
+
+def match(steps, got, upto, only=None, catalog=None, evidence=None, oracle=None):
     """The first hint whose numbers are the submission's, or None."""
-    found = match_all(steps, got, upto, only=only, catalog=catalog, evidence=evidence)
+    found = match_all(steps, got, upto, only=only, catalog=catalog, evidence=evidence, oracle=oracle)
     return found[0] if found else None
 
 

@@ -21,7 +21,7 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
         again = explain(source["graph"], source["expected"], source["reply"], check_order=source["check_order"],
                         order_only=source.get("order_only", False),
                         locate=source["locate"], rule=source["rule"], category=source["category"],
-                        evidence=evidence)
+                        evidence=evidence, oracle=source.get("oracle"))
         if again:
             finding = again[0]
     run_reference = engine.reference_runner()
@@ -29,7 +29,8 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
     if worker is None:
         return finding
     hints = frozenset([finding.hint["id"]]) if finding.hint else frozenset()
-    judge = judge_with(explain, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence)
+    judge = judge_with(explain, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence,
+                       oracle=source.get("oracle"))
     shrinker = Shrinker(run_reference, worker.run, judge, max_calls=max_calls, max_seconds=max_seconds)
     result = shrinker.shrink(finding.steps, finding)
     if result is None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from grader.compare import matches
 from grader.exercise import EXERCISE
 from grader.feedback import matcher
-from grader.feedback.simulate import Model
+from grader.feedback.model import Model
 from grader.feedback.wording import MAX_LISTED, SIDE, built_from, order_text, show, wrong_list
 from grader.i18n import bilingual as T
 
@@ -107,10 +107,9 @@ def _diagnose_reverse(explain, number, want, have, wrong):
     if not backwards:
         return _Diagnosis("", [], [], "", T("No backward() was called yet, so every grad should still be 0.0.",
                                               "还没有调用 backward()，所有 grad 都应该还是 0.0。"))
-    reference = explain.reference()
+    flow = explain.flow()
     call_number = len(backwards) - 1
     root = int(backwards[-1][1][1][1:])
-    call = reference["calls"][call_number]
     in_graph = graph.ancestors(root)
 
     order = explain.got["orders"][call_number]
@@ -123,6 +122,9 @@ def _diagnose_reverse(explain, number, want, have, wrong):
                   f"根节点 n{root} 的 grad 应为 {show(want[root][1])}，实际是 {show(have[root][1])}。")
         return _Diagnosis("backward", ["backward"], [], "root-grad-one",
                           semantic_cause(explain, "backward", "root-grad-one", number, extra))
+    if flow is None:  # what each node should have sent is unknown here: no culprit to name
+        return _Diagnosis()
+    call = flow.calls[call_number]
 
     senders = {}  # target -> {sender: expected total sent}
     positions = {}  # (sender, target) -> [grad sent by each edge]
@@ -131,7 +133,7 @@ def _diagnose_reverse(explain, number, want, have, wrong):
         senders.setdefault(target, {}).setdefault(sender, 0.0)
         senders[target][sender] += grad
         positions.setdefault((sender, target), []).append(grad)
-        labels[(sender, target)] = reference["path_ops"][sender].get(target, [op])
+        labels[(sender, target)] = flow.path_ops[sender].get(target, [op])
 
     def right(n):
         return matches(want[n][1], have[n][1])

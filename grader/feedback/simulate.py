@@ -19,7 +19,9 @@ import functools
 from dataclasses import dataclass, field
 
 from grader.exercise import DUAL_VARIABLES, EXERCISE, REVERSE_VARIABLES, VALUE_VARIABLES
+from grader.feedback.model import Model
 from grader.formula import Formula
+from grader.oracle import Call
 from grader.worker.interpreter import describe
 
 VALUE_PRIMITIVES = EXERCISE.primitives()
@@ -38,27 +40,8 @@ VALUES = {name: Formula(EXERCISE.op(name).value, VALUE_VARIABLES) for name in EX
           if EXERCISE.op(name).value}
 
 
-@dataclass(frozen=True)
-class Model:
-    """How the simulated engine behaves; the defaults are the reference's."""
-
-    sends: tuple = ()  # ((op, (formula text per input, ...)), ...): wrong local rules
-    assign: tuple = ()  # ops whose _backward uses `=` instead of `+=` ("all": every op)
-    reset_intermediate: bool = True
-    reset_leaves: bool = False
-    root: str = "set"  # set: root.grad = 1.0 | add: += 1.0 | keep: never set
-    call_order: str = "reverse"  # reverse | forward: the order _backward is called in
-    visited: str = "identity"  # identity | data: what the topological sort's visited set holds
-    zero_grad: str = "set"  # set | noop
-    ders: tuple = ()  # ((op, formula text), ...): wrong Dual rules
-    lift_der: float = 0.0  # der given to plain numbers lifted to Dual
-
-    def compiled(self):
-        return _compile(self)
-
-
 @functools.lru_cache(maxsize=256)
-def _compile(model):
+def compile_model(model):
     return _Compiled(model)
 
 
@@ -96,18 +79,9 @@ class SimulationError(Exception):
     pass
 
 
-@dataclass
-class Call:
-    """What one backward() call did: the grads before it and every grad sent."""
-
-    root: int
-    before: list  # program node grads just before the call (None for Dual nodes)
-    edges: list = field(default_factory=list)  # (sender node, target node, primitive op, grad sent)
-
-
 class Simulation:
     def __init__(self, model=None):
-        self.model = (model or Model()).compiled()
+        self.model = compile_model(model or Model())
         self.nodes = []  # program nodes: SimValue or SimDual
         self.path_ops = []  # per program node: {input node: sorted primitive ops between them}
         self.calls = []
@@ -284,7 +258,7 @@ class Simulation:
         if isinstance(root, SimDual):
             raise SimulationError("Dual has no backward")
         model = self.model.model
-        call = Call(root.index, [n.grad if isinstance(n, SimValue) else None for n in self.nodes])
+        call = Call(root.index, [n.grad if isinstance(n, SimValue) else None for n in self.nodes], [])
         self.calls.append(call)
         order = self._order(root)
         for node in order:

@@ -8,8 +8,6 @@ worker), then raises `GradingFailure` with a bilingual `Finding` when they diffe
 import dataclasses
 
 from grader.feedback.explain import explain
-from grader.feedback.finding import finding_from_exception  # noqa: F401 - the plugin and replay use it
-from grader.oracle import ReferenceOracle, load_reference  # noqa: F401 - where callers found them before
 from grader.worker_client import Worker
 
 SHRINK_CALL_SECONDS = 2.0  # one program, on the shrinking worker

@@ -123,6 +123,18 @@ class Exercise:
         return tuple(name for name, op in self.ops.items()
                      if (op.dual and op.dual_reflected if dual else op.reflected))
 
+    def op_of_function(self, function):
+        """("*", False) for "Value.__mul__" or "Value.__rmul__", ("+", True) for
+        "Dual.__add__": the op a function of the submission implements, or None."""
+        owner, _, method = (function or "").partition(".")
+        if owner not in ("Value", "Dual") or not method:
+            return None
+        dual = owner == "Dual"
+        for name in self.names(dual):
+            if method in (self.ops[name].method, self.ops[name].reflected):
+                return name, dual
+        return None
+
     def label(self, name, dual=False):
         """The culprit a failure in op `name` is blamed on first: itself if it is a
         primitive, else the outermost primitive of its recipe."""

@@ -32,18 +32,20 @@ SUITES = ("public", "hidden", "all")
 
 class DeadWorker:
     """Stands in for a worker when the submission cannot be loaded at all:
-    every test then fails with the same first-line reason."""
+    every test then fails with the same first-line reason. `printed`: what the
+    submission printed while it failed to load."""
 
-    def __init__(self, reason):
+    def __init__(self, reason: str, printed: str = ""):
         self.reason = reason
+        self._printed = printed
 
-    def run(self, steps):
-        return Reply(failure=self.reason)
+    def run(self, steps: list) -> Reply:
+        return Reply(failure=self.reason, cause={"kind": "cannot-load"})
 
-    def printed(self):
-        return ""
+    def printed(self) -> str:
+        return self._printed
 
-    def stop(self):
+    def stop(self) -> None:
         pass
 
 
@@ -119,10 +121,18 @@ def grade(path, suite="public", limits=None, isolation=None, oracle=None, run=No
             isolation=isolation.describe(),
             execution_time=time.monotonic() - started,
             raw_report=report,
+            places=_places(worker, prepared),
         )
     finally:
         close_box(box)
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _places(worker, prepared):
+    """Where the submission defines the exercise's functions, as a student reads it (file line or notebook cell)."""
+    report = getattr(worker, "load_report", None)
+    defined = report.defined if report is not None and report.ok else {}
+    return {name: {"en": prepared.where(line), "zh": prepared.where(line, "zh")} for name, line in defined.items()}
 
 
 def private_workdir():
@@ -168,9 +178,7 @@ def start_worker(prepared, workdir, limits, isolation, box=None):
     if not report.ok:
         problem = _load_problem(prepared, report)
         worker.stop()
-        dead = DeadWorker(problem["en"])
-        dead.printed = worker.printed
-        return problem, notes, dead
+        return problem, notes, DeadWorker(problem["en"], worker.printed())
     if report.missing:
         names = ", ".join(f"`{name}`" for name in report.missing)
         notes.append({

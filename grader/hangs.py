@@ -73,6 +73,11 @@ class Hangs:
             return min(self.call_seconds, self.retry_seconds), ""
         return self.call_seconds, ""
 
+    def given_up(self, steps):
+        """The call of `steps` that is no longer run, or ""."""
+        return next((name for name in dict.fromkeys(calls(steps))
+                     if self.counts.get(name, 0) >= self.give_up_after), "")
+
     def record(self, steps, index):
         """Note that step `index` of `steps` hung; returns the call's name (or "")."""
         names = calls(steps)

@@ -13,6 +13,7 @@ program.
 
 import re
 
+from grader.i18n import pick
 from grader.points import points_text, score_line
 
 SPECIAL = re.compile(r"([\\`*_\[\]#|~!])")
@@ -23,12 +24,14 @@ WORDS = {
            "printed": "What your code printed (capped)", "problems": "What to fix", "none": "Every test passed.",
            "tests": "Tests", "lost": "points lost", "smallest": "Smallest program that shows it",
            "program": "A program that shows it", "isolation": "Isolation", "cause": "Cause", "hint": "Hint",
+           "where": "Where",
            "failed": "{n} of {total} tests failed, {k} distinct problem(s):"},
     "zh": {"score": "得分", "category": "类别", "points": "分数", "visible": "现在能看到的测试",
            "later": "还有更多测试计入成绩；老师发布成绩后，你会看到它们和总分。",
            "printed": "你的代码打印的内容（已截断）", "problems": "需要改的地方", "none": "所有测试都通过了。",
            "tests": "测试", "lost": "失分", "smallest": "能重现这个问题的最小程序",
            "program": "能重现这个问题的程序", "isolation": "隔离级别", "cause": "原因", "hint": "提示",
+           "where": "位置",
            "failed": "{total} 个测试中有 {n} 个未通过，共 {k} 个不同的问题："},
 }
 
@@ -100,24 +103,8 @@ def gradescope_output(result, lang="en"):
     return "\n\n".join(blocks) + "\n"
 
 
-def problems(tests):
-    """Failed tests grouped by what is wrong: [(finding of the first, [tests])], in test order."""
-    groups = {}
-    for test in tests:
-        if test.passed:
-            continue
-        finding = test.finding or {}
-        hint, rule = finding.get("hint") or {}, finding.get("rule") or {}
-        if finding.get("culprit") or hint.get("id") or rule.get("id"):
-            key = (finding.get("kind"), finding.get("culprit"), hint.get("id"), rule.get("id"))
-        else:
-            key = (finding.get("kind"), test.message("en"))
-        groups.setdefault(key, (finding, []))[1].append(test)
-    return list(groups.values())
-
-
 def summary(result, lang="en"):
-    """The whole result as a Markdown page: score, categories, every distinct problem."""
+    """The whole result as a Markdown page: score, categories, every problem (one per mistake)."""
     words = _words(lang)
     blocks = [f"## {escape(words['score'])} {points_text(result.score)} / {points_text(result.max_score)}"]
     if result.problem:
@@ -128,11 +115,11 @@ def summary(result, lang="en"):
     if not failed:
         blocks.append(escape(words["none"]))
     elif not result.problem:
-        groups = problems(result.tests)
+        diagnoses = result.diagnoses()
         blocks.append(f"### {escape(words['problems'])}")
-        blocks.append(escape(words["failed"].format(n=len(failed), total=len(result.tests), k=len(groups))))
-        for number, (finding, tests) in enumerate(groups, start=1):
-            blocks += _problem(number, finding, tests, lang)
+        blocks.append(escape(words["failed"].format(n=len(failed), total=len(result.tests), k=len(diagnoses))))
+        for number, diagnosis in enumerate(diagnoses, start=1):
+            blocks += _problem(number, diagnosis, lang)
     blocks += _printed(result, lang)
     level = result.isolation.partition(": ")[0]
     if level:
@@ -140,22 +127,19 @@ def summary(result, lang="en"):
     return "\n\n".join(blocks) + "\n"
 
 
-def _problem(number, finding, tests, lang):
+def _problem(number, diagnosis, lang):
+    """One problem: what is wrong, where, what the numbers show, a nudge, the tests and points, the program."""
     words = _words(lang)
-    key = "zh" if lang == "zh" else "en"
-    headline, cause, hint = finding.get("headline"), finding.get("cause"), finding.get("hint")
-    lost = sum(t.max_score - t.score for t in tests)
-    title = headline[key] if headline else tests[0].message(lang).split("\n")[0]
-    lines = [f"**{number}. {escape(title)}**"]
-    if cause:
-        lines.append(f"{escape(words['cause'])}: {escape(cause[key])}")
-    if hint:
-        lines.append(f"{escape(words['hint'])}: {escape(hint[key])}")
-    names = ", ".join(f"`{t.nodeid.partition('::')[2] or t.name}`" for t in tests)
-    lines.append(f"{escape(words['tests'])} ({len(tests)}, {points_text(lost)} {escape(words['lost'])}): {names}")
-    shrunk = finding.get("shrunk") or {}
-    code = shrunk.get("code") or finding.get("code")
-    if code:
-        lines.append(escape(words["smallest"] if shrunk.get("code") else words["program"]) + ":")
-        lines.append(fence(code, "python"))
+    lines = [f"**{number}. {escape(pick(diagnosis.summary, lang))}**"]
+    if diagnosis.where:
+        lines.append(f"{escape(words['where'])}: {escape(pick(diagnosis.where, lang))}")
+    lines.append(escape(pick(diagnosis.symptom, lang)))
+    if diagnosis.nudge:
+        lines.append(f"{escape(words['hint'])}: {escape(pick(diagnosis.nudge, lang))}")
+    names = ", ".join(f"`{t.nodeid.partition('::')[2] or t.name}`" for t in diagnosis.tests)
+    lines.append(f"{escape(words['tests'])} ({len(diagnosis.tests)}, {points_text(diagnosis.points)} "
+                 f"{escape(words['lost'])}): {names}")
+    if diagnosis.program:
+        lines.append(escape(words["smallest"] if diagnosis.smallest else words["program"]) + ":")
+        lines.append(fence(diagnosis.program, "python"))
     return lines

@@ -8,7 +8,8 @@ engine only talks to the worker through its JSON channel.
 
 import pytest
 
-from grader.engine import GradingFailure, finding_from_exception
+from grader.engine import GradingFailure
+from grader.feedback.finding import finding_from_exception
 from grader.exercise import categories
 
 

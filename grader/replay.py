@@ -20,7 +20,8 @@ import json
 from dataclasses import dataclass, field
 
 from grader.program import graph_from_steps
-from grader.engine import GradingFailure, finding_from_exception
+from grader.engine import GradingFailure
+from grader.feedback.finding import finding_from_exception
 from grader.generated import current_example
 from grader.grading import grade, run_suite
 

@@ -8,6 +8,7 @@ reply can flood, garble or break the results, the HTML or the terminal.
 """
 
 import json
+import re
 
 from grader.text import clip
 from grader.exercise import EXERCISE
@@ -16,6 +17,7 @@ MAX_MESSAGE = 400  # an error message from the worker, in characters
 MAX_NAME = 80  # a type or function name from the worker
 KNOWN_NAMES = ("Value", "zero_grad", "Dual")  # what a load report may say is missing
 NODE_KINDS = EXERCISE.node_kinds
+FUNCTION_NAME = re.compile(r"(Value|Dual)\.[A-Za-z_][A-Za-z0-9_]{0,60}|zero_grad")
 
 
 def parse(line):
@@ -40,6 +42,20 @@ def missing_names(message):
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
         return None
     return [name for name in KNOWN_NAMES if name in names]
+
+
+def definitions(message):
+    """{"Value.tanh": line, ...} from a load report: short names, positive lines, at most 80."""
+    found = message.get("defined")
+    if not isinstance(found, dict):
+        return {}
+    return {clip(name, MAX_NAME): line for name, line in list(found.items())[:80]
+            if isinstance(name, str) and isinstance(line, int) and not isinstance(line, bool) and line > 0}
+
+
+def _function_name(name):
+    """An exercise function's name as the worker reports it ("Value.__mul__", "zero_grad"), else None."""
+    return name if isinstance(name, str) and FUNCTION_NAME.fullmatch(name) else None
 
 
 def limit_names(message):
@@ -141,6 +157,7 @@ def clean_outcome(outcome, steps):
                 "file": clip(str(where.get("file", "")), 200),
                 "line": where["line"],
                 "function": clip(str(where.get("function", "")), MAX_NAME),
+                "within": _function_name(where.get("within")),
             }
         else:
             clean["error"]["where"] = None

@@ -9,6 +9,7 @@ numbers and prints the sum, which must read exactly as the kit's total for every
 combination of passed and failed tests.
 """
 
+import functools
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -21,7 +22,7 @@ else:  # pragma: no cover
 
 from grader import junit, markdown, prairielearn
 from grader.exercise import categories
-from grader.points import DEFAULT_UNIT, exact_sum, points_text, score_line, share_points  # noqa: F401
+from grader.points import DEFAULT_UNIT, exact_sum, score_line, share_points
 
 GRADER_VERSION = "0.1.0"
 RUBRIC_FILE = Path(__file__).resolve().parent / "rubric.toml"
@@ -60,6 +61,13 @@ class GradeResult:
     isolation: str = ""
     execution_time: float = 0.0
     raw_report: dict = field(default=None, repr=False, compare=False)  # pytest-json-report, for debugging
+    places: dict = field(default_factory=dict)  # {"Value.tanh": {en, zh}}: where the file defines them
+
+    def diagnoses(self):
+        """The problems found, one per mistake (grader/feedback/diagnose.py)."""
+        from grader.feedback.diagnose import diagnose
+
+        return diagnose(self)
 
     @property
     def score(self):
@@ -104,6 +112,18 @@ def load_rubric(path=RUBRIC_FILE):
             raise ValueError(f"{path}: {category} = {value} is not a whole number of units of {float(unit)}")
     allowed = tuple(rubric.get("imports", {}).get("allowed", ()))
     return Rubric(points, rubric.get("weights", {}), unit, allowed)
+
+
+def category_name(category, path=RUBRIC_FILE):
+    """{"en", "zh"}: how reports name a category (the rubric's [names], else its key)."""
+    names = _rubric_names(path)
+    return names.get(category) or {"en": category, "zh": category}
+
+
+@functools.lru_cache(maxsize=None)
+def _rubric_names(path):
+    with open(path, "rb") as rubric_file:
+        return {key: dict(value) for key, value in tomllib.load(rubric_file).get("names", {}).items()}
 
 
 def _power_of_two(unit):
@@ -211,6 +231,7 @@ def gradescope(result, lang="en"):
             "grader_version": GRADER_VERSION,
             "suite": result.suite,
             "submission": result.submission,
+            "diagnoses": [d.as_json() for d in result.diagnoses()],
         },
     }
 
@@ -281,6 +302,7 @@ def gradescope_grader_failed(lang="en"):
             "isolation": "none: the grader did not run",
             "grader_version": GRADER_VERSION,
             "grader_error": True,
+            "diagnoses": [],
         },
     }
 

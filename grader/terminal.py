@@ -1,10 +1,11 @@
 """The summary printed after `make grade`: fits 80 columns, colour only on a TTY.
 
-Per category the points earned and possible, then the first few failed tests
-with what is wrong, the localized cause, the hint when the numbers match a
-known misconception, and (for the first one) the smallest program that shows
-it; last, where the full report is. Chinese text is wrapped by display width
-(a CJK character takes two columns).
+Per category the points earned and possible, then "N problems found" and one
+short block per problem (grader/feedback/diagnose.py): what is wrong, where to
+look in the student's file, what the numbers show, a nudge toward the concept,
+the smallest program that shows it, and which tests and how many points it
+costs; last, where the full report is. Every problem is there, however many.
+Chinese text is wrapped by display width (a CJK character takes two columns).
 """
 
 import os
@@ -12,27 +13,38 @@ import re
 import sys
 import unicodedata
 
+from grader.i18n import bilingual, pick
 from grader.points import points_text
+from grader.results import category_name
 
 NO_LINE_START = set("，。；：！？、）」』》,.;:!?)")
 WIDTH = 80
-SHOWN_FAILURES = 3
 CODE_LINES = 12
 BAR = 20
 TOKENS = re.compile(r"\s+|[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]|[^\s\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+")
 
-TEXT = {
-    "en": {"score": "Score", "failed": "{n} of {total} tests failed; the first {shown}:",
-           "all_failed_shown": "{n} of {total} tests failed:", "passed": "All {total} tests passed.",
-           "cause": "Cause: ", "hint": "Hint: ", "smallest": "Smallest program that shows it:",
-           "program": "A program that shows it:", "report": "Full report: ", "results": "Results file: ",
-           "isolation": "Isolation: ", "more": "... ({n} more lines)"},
-    "zh": {"score": "得分", "failed": "{total} 个测试中有 {n} 个未通过，前 {shown} 个：",
-           "all_failed_shown": "{total} 个测试中有 {n} 个未通过：", "passed": "全部 {total} 个测试通过。",
-           "cause": "原因：", "hint": "提示：", "smallest": "能重现这个问题的最小程序：",
-           "program": "能重现这个问题的程序：", "report": "完整报告：", "results": "结果文件：",
-           "isolation": "隔离级别：", "more": "……（还有 {n} 行）"},
+LABELS = {
+    "score": bilingual("Score", "得分"),
+    "passed": bilingual("All {total} tests passed.", "全部 {total} 个测试通过。"),
+    "problems": bilingual("{n} problems found ({failed} of {total} tests failed):",
+                          "发现 {n} 个问题（{total} 个测试中有 {failed} 个未通过）："),
+    "problem": bilingual("1 problem found ({failed} of {total} tests failed):",
+                         "发现 1 个问题（{total} 个测试中有 {failed} 个未通过）："),
+    "where": bilingual("Where: ", "位置："),
+    "hint": bilingual("Hint: ", "提示："),
+    "smallest": bilingual("Smallest program that shows it:", "能重现这个问题的最小程序："),
+    "program": bilingual("A program that shows it:", "能重现这个问题的程序："),
+    "costs": bilingual("Costs {points} points ({categories}): {count} tests ({names}).",
+                       "失去 {points} 分（{categories}）：{count} 个测试（{names}）。"),
+    "costs_one": bilingual("Costs {points} points ({categories}): the test {names}.",
+                           "失去 {points} 分（{categories}）：测试 {names}。"),
+    "and_more": bilingual("and {n} more", "另有 {n} 个"),
+    "report": bilingual("Full report: ", "完整报告："),
+    "results": bilingual("Results file: ", "结果文件："),
+    "isolation": bilingual("Isolation: ", "隔离级别："),
+    "more": bilingual("... ({n} more lines)", "……（还有 {n} 行）"),
 }
+NAMED_TESTS = 2
 
 
 def width(text):
@@ -101,78 +113,70 @@ def summary(result, lang, results_path, stream=None, html_path=None):
 
 def summary_lines(result, lang, results_path, paint=None, html_path=None):
     paint = paint or (lambda text, code: text)
-    zh = lang == "zh"
-    text = TEXT["zh" if zh else "en"]
     lines = []
     if result.problem:
-        for line in wrap(result.first_line(lang)):
-            lines.append(paint(line, "31;1"))
+        lines += [paint(line, "31;1") for line in wrap(pick(result.problem, lang))]
     else:
         colour = "32;1" if result.score >= result.max_score else "33;1"
-        lines.append(paint(f"{text['score']} {points_text(result.score)} / {points_text(result.max_score)}", colour))
+        lines.append(paint(f"{pick(LABELS['score'], lang)} {points_text(result.score)} / "
+                           f"{points_text(result.max_score)}", colour))
     lines.append("")
     for category, (earned, possible) in result.categories().items():
         filled = round(BAR * earned / possible) if possible else 0
         bar = paint("#" * filled, "32") + paint("." * (BAR - filled), "2")
-        lines.append(f"  {category:<14}{points_text(earned):>7} / {points_text(possible):<6} {bar}")
-    failures = [t for t in result.tests if not t.passed]
+        name = pick(category_name(category), lang)
+        lines.append(f"  {name:<{14 - (width(name) - len(name))}}{points_text(earned):>7} / "
+                     f"{points_text(possible):<6} {bar}")
+    failed = [t for t in result.tests if not t.passed]
     if not result.problem:
         lines.append("")
-        if not failures:
-            lines.append(paint(text["passed"].format(total=len(result.tests)), "32"))
+        if not failed:
+            lines.append(paint(pick(LABELS["passed"], lang, total=len(result.tests)), "32"))
         else:
-            shown = min(SHOWN_FAILURES, len(failures))
-            key = "failed" if shown < len(failures) else "all_failed_shown"
-            lines.append(text[key].format(n=len(failures), total=len(result.tests), shown=shown))
-            for index, test in enumerate(failures[:shown]):
+            diagnoses = result.diagnoses()
+            key = "problem" if len(diagnoses) == 1 else "problems"
+            lines.append(pick(LABELS[key], lang, n=len(diagnoses), failed=len(failed), total=len(result.tests)))
+            for number, diagnosis in enumerate(diagnoses, start=1):
                 lines.append("")
-                lines += _failure(test, lang, text, paint, with_code=index == 0)
+                lines += _problem(number, diagnosis, lang, paint)
     for note in result.notes:
         lines.append("")
-        lines += wrap(note["zh" if zh else "en"])
+        lines += wrap(pick(note, lang))
     lines.append("")
     if html_path:
-        lines += wrap(text["report"] + str(html_path), subsequent="  ")
-        lines += wrap(text["results"] + str(results_path), subsequent="  ")
+        lines += wrap(pick(LABELS["report"], lang) + str(html_path), subsequent="  ")
+        lines += wrap(pick(LABELS["results"], lang) + str(results_path), subsequent="  ")
     else:
-        lines += wrap(text["report"] + str(results_path), subsequent="  ")
+        lines += wrap(pick(LABELS["report"], lang) + str(results_path), subsequent="  ")
     # The level and why, not every layer: those are in the results' extra_data.
     level, _, layers = result.isolation.partition(": ")
     reason = layers[layers.rfind(" (") :] if layers.endswith(")") else ""
-    lines += [paint(line, "2") for line in wrap(text["isolation"] + level + reason, subsequent="  ")]
+    lines += [paint(line, "2") for line in wrap(pick(LABELS["isolation"], lang) + level + reason, subsequent="  ")]
     return lines
 
 
-def _failure(test, lang, text, paint, with_code):
-    name = test.nodeid.partition("::")[2] or test.name
-    lines = [paint(f"x {name}", "31;1") + f"  [{test.category}]"]
-    finding = test.finding or {}
-    headline, cause, hint = finding.get("headline"), finding.get("cause"), finding.get("hint")
-    if not headline:
-        message = test.message(lang).split("\n")[0]
-        return lines + wrap(message, indent="    ")
-    lines += wrap(headline[lang], indent="    ")
-    if cause:
-        lines += wrap(text["cause"] + _first_sentences(cause[lang]), indent="    ")
-    if hint:
-        hint_lines = wrap(text["hint"] + hint[lang], indent="    ")
-        lines += [paint(line, "36") for line in hint_lines]
-    if with_code:
-        shrunk = finding.get("shrunk") or {}
-        code = shrunk.get("code") or finding.get("code")
-        if code:
-            lines.append("    " + (text["smallest"] if shrunk else text["program"]))
-            code_lines = code.splitlines()
-            for line in code_lines[:CODE_LINES]:
-                lines.append(paint("        " + line[: WIDTH - 8], "2" if not line.startswith("print") else "0"))
-            if len(code_lines) > CODE_LINES:
-                lines.append("        " + text["more"].format(n=len(code_lines) - CODE_LINES))
+def _problem(number, diagnosis, lang, paint):
+    """One problem: what is wrong, where, the symptom, a nudge, the smallest program, what it costs."""
+    lines = [paint(line, "31;1") for line in wrap(f"{number}. {pick(diagnosis.summary, lang)}", subsequent="   ")]
+    if diagnosis.where:
+        lines += wrap(pick(LABELS["where"], lang) + pick(diagnosis.where, lang), indent="   ")
+    lines += wrap(pick(diagnosis.symptom, lang), indent="   ")
+    if diagnosis.nudge:
+        lines += [paint(line, "36") for line in wrap(pick(LABELS["hint"], lang) + pick(diagnosis.nudge, lang),
+                                                     indent="   ")]
+    if diagnosis.program:
+        lines.append("   " + pick(LABELS["smallest" if diagnosis.smallest else "program"], lang))
+        code_lines = diagnosis.program.splitlines()
+        for line in code_lines[:CODE_LINES]:
+            lines.append(paint("       " + line[: WIDTH - 7], "2" if not line.startswith("print") else "0"))
+        if len(code_lines) > CODE_LINES:
+            lines.append("       " + pick(LABELS["more"], lang, n=len(code_lines) - CODE_LINES))
+    names = [t.nodeid.partition("::")[2] or t.name for t in diagnosis.tests]
+    shown = ", ".join(names[:NAMED_TESTS])
+    if len(names) > NAMED_TESTS:
+        shown += ", " + pick(LABELS["and_more"], lang, n=len(names) - NAMED_TESTS)
+    key = "costs" if len(names) > 1 else "costs_one"
+    where = ", ".join(f"{pick(category_name(c), lang)} {points_text(p)}" for c, p in diagnosis.lost.items())
+    lines += wrap(pick(LABELS[key], lang, points=points_text(diagnosis.points), categories=where,
+                       count=len(names), names=shown), indent="   ")
     return lines
-
-
-def _first_sentences(cause):
-    """The cause without the trailing rule, which the report shows in full."""
-    for marker in (" The rule: ", "正确的规则："):
-        if marker in cause:
-            return cause.split(marker)[0]
-    return cause

@@ -66,12 +66,16 @@ class LoadReport:
     problem: str = ""  # why the worker could not load the submission
     error: dict = None  # the load error the worker reported, if any
     limits: list = field(default_factory=list)  # the layers the worker says held (informational)
+    defined: dict = field(default_factory=dict)  # {"Value.tanh": line}: where the submission defines them
 
 
 @dataclass
 class Reply:
     outcome: dict = None  # the interpreter's outcome (validated shape)
     failure: str = ""  # why there is no outcome: timeout, crash, bad reply, budget
+    # The failure as data: {"kind": "timeout" | "skipped" | "budget" | "cannot-load" | "died" |
+    # "malformed", "call": the call that hung, when known}.
+    cause: dict = None
 
 
 class CappedOutput:
@@ -160,7 +164,8 @@ class Worker:
             self.stop()
             self.load_report = LoadReport(False, problem=f"while loading the submission: {failure}")
         elif message is not None and message.get("ready") is True and missing is not None:
-            self.load_report = LoadReport(True, missing=missing, limits=replies.limit_names(message))
+            self.load_report = LoadReport(True, missing=missing, limits=replies.limit_names(message),
+                                          defined=replies.definitions(message))
         elif message is not None and message.get("ready") is False and isinstance(message.get("load_error"), dict):
             self.stop()
             self.load_report = LoadReport(False, problem="import failed", error=replies.load_error(message["load_error"]))
@@ -227,14 +232,15 @@ class Worker:
     def run(self, steps):
         """Run one graph program; never raises for anything the submission does."""
         if self.budget_left <= 0:
-            return Reply(failure=f"the time budget of {self.limits.budget_seconds:g} s for this submission is used up")
+            return Reply(failure=f"the time budget of {self.limits.budget_seconds:g} s for this submission is used up",
+                         cause={"kind": "budget"})
         limit, skipped = self.hangs.plan(steps)
         if skipped:
-            return Reply(failure=skipped)
+            return Reply(failure=skipped, cause={"kind": "skipped", "call": self.hangs.given_up(steps)})
         if self.process is None or self.process.poll() is not None:
             report = self.start()
             if not report.ok:
-                return Reply(failure=report.problem)
+                return Reply(failure=report.problem, cause={"kind": "cannot-load"})
         request_id = secrets.randbits(52) | 1  # unpredictable: no reply can be written in advance
         data = (json.dumps({"id": request_id, "steps": steps}) + "\n").encode()
         seconds = min(limit, self.budget_left)
@@ -246,13 +252,14 @@ class Worker:
         finally:
             self.budget_left -= time.monotonic() - started
         if failure:
-            return self._fail(failure)
+            return self._fail(failure, {"kind": "timeout"})
         if why:
             hung = self._hung_call(request_id, steps) if why == "timeout" else ""
-            return self._fail(self._failure_text(why, seconds, hung))
+            kind = {"timeout": "timeout", "oversized": "malformed"}.get(why, "died")
+            return self._fail(self._failure_text(why, seconds, hung), {"kind": kind, "call": hung})
         message = replies.parse(line)
         if message is None or message.get("id") != request_id or not replies.valid_outcome(message.get("outcome"), steps):
-            return self._fail("the worker sent a malformed reply")
+            return self._fail("the worker sent a malformed reply", {"kind": "malformed"})
         return Reply(outcome=replies.clean_outcome(message["outcome"], steps))
 
     def _hung_call(self, request_id, steps):
@@ -271,9 +278,9 @@ class Worker:
             return "the worker sent an oversized reply"
         return self._death_reason()
 
-    def _fail(self, reason):
+    def _fail(self, reason, cause):
         self.stop()
-        return Reply(failure=reason)
+        return Reply(failure=reason, cause=cause)
 
     def _death_reason(self):
         try:

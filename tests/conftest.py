@@ -66,7 +66,7 @@ def sympy_gradient():
 @pytest.fixture(scope="session")
 def reference_oracle():
     """One grader oracle for the whole run, so its cache of expected outcomes is shared."""
-    from grader.engine import ReferenceOracle
+    from grader.oracle import ReferenceOracle
 
     return ReferenceOracle()
 

@@ -26,7 +26,8 @@ else:  # pragma: no cover
 
 from authoring import dist
 from authoring.markers import find_blocks
-from grader.engine import Engine, GradingFailure, ReferenceOracle
+from grader.engine import Engine, GradingFailure
+from grader.oracle import ReferenceOracle
 from grader.oracle_recorded import RecordedOracle, RecordingOracle, program_key
 from grader.program import Graph
 from grader.worker_client import Reply

@@ -26,7 +26,8 @@ import pytest
 
 from grader.feedback.explain import explain as compare
 from grader.program import graph_from_steps
-from grader.engine import Engine, GradingFailure, ReferenceOracle
+from grader.engine import Engine, GradingFailure
+from grader.oracle import ReferenceOracle
 from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
 from grader.formula import Formula, FormulaError

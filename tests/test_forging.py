@@ -17,7 +17,8 @@ import math
 import pytest
 
 from grader import cli, results, sandbox
-from grader.results import load_rubric, points_text
+from grader.points import points_text
+from grader.results import load_rubric
 from mutants import REFERENCE
 
 TEMPLATE = REFERENCE.parent.parent / "student_template" / "tiny_autograd.py"

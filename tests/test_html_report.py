@@ -3,10 +3,11 @@
 A mutant with one mistake in `*` is graded on the public suite through the command
 line with `--html`. The page must parse, reference nothing outside itself (no
 network: no URL, no remote src, no external stylesheet, script or font), hold the
-score per category and every failed test's explanation, and draw the failing graph
-(with Graphviz when it is installed, and with its own inline SVG when it is not),
-the culprit highlighted. The terminal summary fits 80 columns, in both
-languages, and is coloured only on a terminal.
+score per category and one card per problem (its summary, symptom, nudge and the
+tests it explains), and draw the problem's smallest failing graph (with Graphviz
+when it is installed, and with its own inline SVG when it is not), the culprit
+highlighted. The terminal summary fits 80 columns, in both languages, and is
+coloured only on a terminal.
 """
 
 import io
@@ -121,26 +122,27 @@ def test_the_page_has_the_score_of_every_category(graded):
     result, page, _, _ = graded
     text = " ".join(parse(page).text)
     for category, (earned, possible) in result.categories().items():
-        assert category in text
+        name = results_model.category_name(category)
+        assert name["en"] in text and name["zh"] in text
         assert f"{earned:g} / {possible:g}" in text
     assert f"{result.score:g} / {result.max_score:g}" in text
 
 
-def test_each_failed_test_is_explained_with_a_drawing_of_its_graph(graded):
+def test_each_problem_has_a_card_with_its_tests_and_a_drawing(graded):
     result, page, _, _ = graded
-    failed = failed_with_graph(result)
-    assert failed, "the mutant should fail tests with a graph"
+    diagnoses = result.diagnoses()
+    assert diagnoses, "the mutant should have problems"
+    assert sum(len(d.tests) for d in diagnoses) == len([t for t in result.tests if not t.passed])
     text = " ".join(parse(page).text)
-    for test in failed:
-        finding = test.finding
-        assert test.nodeid.partition("::")[2] in text
-        assert finding["headline"]["en"] in text and finding["headline"]["zh"] in text
-        graph = finding.get("shrunk") or finding
-        node_steps = [s for s in graph["steps"] if s[0] in ("value", "dual", "op")]
-        for number in graph["culprits"]:
+    assert page.count('<section class="problem"') == len(diagnoses)
+    for diagnosis in diagnoses:
+        for lang in ("en", "zh"):
+            assert diagnosis.summary[lang] in text and diagnosis.symptom[lang] in text
+        for test in diagnosis.tests:
+            assert test.nodeid.partition("::")[2] in text
+        for number in (diagnosis.finding.get("shrunk") or diagnosis.finding)["culprits"]:
             assert f"n{number} = " in text  # the culprit node's label is in the drawing
-        assert len(node_steps) >= 1
-    assert page.count("<svg") >= len(failed)
+    assert page.count('<svg class="graph"') == len([d for d in diagnoses if d.program])
     assert CULPRIT_RED in page
 
 
@@ -162,10 +164,10 @@ def test_without_graphviz_the_page_draws_its_own_svg(graded):
     result, _, _, _ = graded
     page = html_report.render(result, "zh", use_dot=False)
     assert not parse(page).problems and external_references(page) == []
-    assert page.count('<svg class="graph"') >= len(failed_with_graph(result))
+    assert page.count('<svg class="graph"') == len(result.diagnoses())
     assert 'id="lang-zh" checked' in page
-    test = failed_with_graph(result)[0]
-    graph = test.finding.get("shrunk") or test.finding
+    finding = result.diagnoses()[0].finding
+    graph = finding.get("shrunk") or finding
     text = " ".join(parse(page).text)
     for number in graph["culprits"]:
         assert f"n{number} = " in text
@@ -227,10 +229,10 @@ def test_the_summary_fits_80_columns(graded, lang):
     text = stream.getvalue()
     assert "\033[" not in text
     assert str(folder / "report.html") in text
-    first = failed_with_graph(result)[0].finding
-    assert first["hint"][lang].split()[0] in text  # the hint is shown
+    for diagnosis in result.diagnoses():
+        assert " ".join(diagnosis.nudge[lang].split()[:2]) in text  # every problem's nudge is shown
     for category in result.categories():
-        assert category in text
+        assert results_model.category_name(category)[lang] in text
 
 
 def test_the_summary_is_coloured_only_on_a_terminal(graded, monkeypatch):

@@ -22,6 +22,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from authoring import dist
 from grader import results
+from grader.points import points_text
 from make_env import make_environment
 from mutants import BY_ID, REFERENCE, mutant_source
 
@@ -51,7 +52,7 @@ def test_junit_has_a_suite_per_category_and_a_case_per_test(buggy):
     for name, suite in suites.items():
         properties = {p.get("name"): p.get("value") for p in suite.findall("properties/property")}
         earned, possible = buggy.categories()[name]
-        assert properties == {"score": results.points_text(earned), "max_score": results.points_text(possible)}
+        assert properties == {"score": points_text(earned), "max_score": points_text(possible)}
 
 
 def test_junit_reports_an_unloadable_submission_once(graded_once, tmp_path):

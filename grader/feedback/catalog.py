@@ -37,18 +37,24 @@ class HintModel:
 class Hint:
     id: str
     rule: str
-    en: str
+    en: str  # the nudge (level 2)
     zh: str
     models: tuple
+    summary: dict = None  # {"en", "zh"}: the mistake in a few words
+    explain: dict = None  # {"en", "zh"}: the rule spelled out (level 3)
 
     def text(self, lang, op=""):
         return (self.zh if lang == "zh" else self.en).replace("{op}", op)
 
+    def filled(self, text, op=""):
+        """A {"en", "zh"} text of this hint with `{op}` filled in."""
+        return {lang: value.replace("{op}", op) for lang, value in (text or {"en": "", "zh": ""}).items()}
+
 
 @dataclass(frozen=True)
 class Catalog:
-    rules: dict  # id -> {"en", "zh"}
-    local: dict  # culprit label -> {"en", "zh"}
+    rules: dict  # id -> {"en", "zh" (the rule, level 3), "summary", "nudge"}
+    local: dict  # culprit label -> {"en", "zh" (its local rule, level 3), "nudge"}
     hints: tuple
 
     def hint(self, hint_id):
@@ -94,9 +100,13 @@ def _models(entry):
             raise ValueError(f"unused model keys {sorted(spec)}")
 
 
+def _texts(value, *keys):
+    return {key: value[key] for key in keys if key in value}
+
+
 def parse(data):
-    rules = {key: {"en": value["en"], "zh": value["zh"]} for key, value in data.get("rules", {}).items()}
-    local = {value["op"]: {"en": value["en"], "zh": value["zh"]} for value in data.get("local", {}).values()}
+    rules = {key: _texts(value, "en", "zh", "summary", "nudge") for key, value in data.get("rules", {}).items()}
+    local = {value["op"]: _texts(value, "en", "zh", "nudge") for value in data.get("local", {}).values()}
     hints, seen = [], set()
     for entry in data.get("hints", []):
         if entry["id"] in seen:
@@ -111,7 +121,8 @@ def parse(data):
                     Formula(text, REVERSE_VARIABLES)
             for _, text in hint_model.model.ders:
                 Formula(text, DUAL_VARIABLES)
-        hints.append(Hint(entry["id"], entry["rule"], entry["en"], entry["zh"], models))
+        hints.append(Hint(entry["id"], entry["rule"], entry["en"], entry["zh"], models,
+                          entry.get("summary"), entry.get("explain")))
     return Catalog(rules, local, tuple(hints))
 
 

@@ -8,15 +8,18 @@ grader/feedback/reverse.py), a wrong derivative (grader/feedback/forward.py),
 an exception, or a wrong topological order.
 """
 
+import re
+
 from grader.compare import matches, order_problem
 from grader.exercise import EXERCISE
 from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
-from grader.feedback.finding import Finding
+from grader.feedback.finding import ERROR_RULES, Finding
 from grader.feedback.forward import dual_finding
 from grader.feedback.reverse import blame_cause, grad_finding
 from grader.feedback.snippet import runnable
 from grader.feedback.wording import order_text, show
+from grader.hangs import calls
 from grader.i18n import bilingual as T
 from grader.program import graph_from_steps, render_python, render_step
 
@@ -134,7 +137,7 @@ def _explain(graph, expected, reply, check_order, locate, rule, category, hints,
     explain.locate = locate or (lambda line, lang="en": f"line {line}")
     if reply.failure:
         return [explain.finding("worker", T(f"The program could not finish: {reply.failure}.",
-                                            f"程序没能运行完：{reply.failure}。"))]
+                                            f"程序没能运行完：{reply.failure}。"), failure=reply.cause)]
     if not got["ok"]:
         return [_error_finding(explain, got)]
     for number, (want, have) in enumerate(zip(expected["snapshots"], got["snapshots"])):
@@ -180,7 +183,12 @@ def _error_finding(explain, got):
     elif step[0] in ("backward", "zero_grad"):
         label = step[0]
     candidates = [label] if label else []
-    if step[0] == "backward" and isinstance(where, dict) and where.get("function") == "_backward":
+    within = EXERCISE.op_of_function(where.get("within")) if isinstance(where, dict) else None
+    if within is not None:
+        # Raised in (or under) the function of one op, e.g. `Value.__mul__`'s _backward.
+        label = EXERCISE.label(*within)
+        candidates = [label]
+    elif step[0] == "backward" and isinstance(where, dict) and where.get("function") == "_backward":
         # Raised inside some op's _backward: any op of the graph; the smallest program says which.
         root = int(step[1][1:])
         ops = {_node_label(explain, n) for n in explain.graph.ancestors(root) if not explain.is_leaf(n)}
@@ -188,15 +196,39 @@ def _error_finding(explain, got):
         candidates = sorted(ops, key=lambda op: order.index(op) if op in order else 99)
         label = candidates[0] if len(candidates) == 1 else ""
     return explain.finding(
-        "error",
-        T(f"Running `{code}` raised {error['type']}: {error['message']}{place_en}.",
-          f"运行 `{code}` 时抛出 {error['type']}：{error['message']}{place_zh}。"),
+        "error", _error_headline(step, code, error, calls(explain.steps)[got["step"]], place_en, place_zh),
         culprit=label, candidates=candidates, culprits=culprits,
-        rule=explain.rule("no-exception"),
+        rule=explain.rule(ERROR_RULES.get(error["type"], "no-exception")),
         error={"type": error["type"], "message": error["message"], "step": got["step"],
                "function": where.get("function") if isinstance(where, dict) else None,
+               "within": where.get("within") if isinstance(where, dict) else None,
                "line": where.get("line") if isinstance(where, dict) else None},
     )
+
+
+_RETURNED = re.compile(r"returned an? (\S+), not an? (\S+)")
+
+
+def _error_headline(step, code, error, call, place_en, place_zh):
+    """What the student's code did, in its own terms: the call, what it returned or raised."""
+    call = call[:-2] if call.endswith("()") else call
+    if error["type"] == "ReturnedWrongType":
+        found = _RETURNED.search(error["message"])
+        got, wanted = found.groups() if found else ("something else", "node")
+        return T(f"`{code}` returned a {got}, not a {wanted}: see `{call}`{place_en}.",
+                 f"`{code}` 返回的是 {got}，不是 {wanted}：请检查 `{call}`{place_zh}。")
+    if error["type"] == "ShadowedMethod":
+        name = call.rpartition(".")[2]
+        return T(f"`{code}` never ran the method `{call}`: an attribute `{name}` set on the instance "
+                 f"(in `__init__`, say) hides it{place_en}.",
+                 f"`{code}` 根本没有运行方法 `{call}`：实例上设置的同名属性 `{name}`（比如在 `__init__` 里）"
+                 f"遮住了它{place_zh}。")
+    if step[0] == "read":
+        return T(f"Reading the nodes' data and grad (val and der for a Dual) raised {error['type']}: "
+                 f"{error['message']}{place_en}.",
+                 f"读取节点的 data 和 grad（Dual 为 val 和 der）时抛出 {error['type']}：{error['message']}{place_zh}。")
+    return T(f"`{code}` raised {error['type']}: {error['message']}{place_en}.",
+             f"`{code}` 抛出 {error['type']}：{error['message']}{place_zh}。")
 
 
 def _node_label(explain, number):
@@ -259,10 +291,9 @@ def _check_order(explain, number, order):
     if isinstance(order, list):
         structured = order_problem(explain.graph, root, order, explain.expected_data())
         if structured.kind == "missing" and structured.other is not None:  # a visited set keyed by value
-            hint = explain.catalog.hint("visited-by-value")
-            hint = {"id": hint.id, "rule": hint.rule, "culprit": "backward", "en": hint.en, "zh": hint.zh}
+            hint = matcher.Match(explain.catalog.hint("visited-by-value"), "backward", "").as_dict()
     rule = explain.rule("topological-order")
-    cause = T(f"Rule: {rule['en']}", f"规则：{rule['zh']}")
+    cause = T(rule["summary"]["en"][0].upper() + rule["summary"]["en"][1:] + ".", rule["summary"]["zh"] + "。")
     return explain.finding("order", headline, cause, culprit="backward", candidates=["backward"],
                            rule=rule, hint=hint)
 

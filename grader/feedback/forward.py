@@ -41,9 +41,6 @@ def dual_finding(explain, number, want, have, wrong):
               f"got {show(have[first][1])}, while its inputs {inputs_en} are right: check {where_en}.",
               f"第一个出错的是 {desc} 的 der：应为 {show(want[first][1])}，实际是 {show(have[first][1])}，"
               f"而它的输入 {inputs_en} 都是对的：请检查{where_zh}。")
-    local = explain.catalog.local.get(label)
-    if local:
-        cause = T(f"{cause['en']} The rule: {local['en']}", f"{cause['zh']}正确的规则：{local['zh']}")
     blame = [{"node": first, "op": op, "label": label, "labels": dual_labels(explain, first), "input": None,
               "side": "", "expected": want[first][1], "got": have[first][1]}]
     return explain.finding(

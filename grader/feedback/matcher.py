@@ -20,8 +20,11 @@ class Match:
     op: str
 
     def as_dict(self):
-        return {"id": self.hint.id, "rule": self.hint.rule, "culprit": self.culprit,
-                "en": self.hint.text("en", self.op), "zh": self.hint.text("zh", self.op)}
+        """The hint as the results keep it: its nudge (en, zh), name and explanation."""
+        return {"id": self.hint.id, "rule": self.hint.rule, "culprit": self.culprit, "op": self.op,
+                "en": self.hint.text("en", self.op), "zh": self.hint.text("zh", self.op),
+                "summary": self.hint.filled(self.hint.summary, self.op),
+                "explain": self.hint.filled(self.hint.explain, self.op)}
 
 
 def close(expected, got):

@@ -30,7 +30,7 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
         return finding
     hints = frozenset([finding.hint["id"]]) if finding.hint else frozenset()
     judge = judge_with(explain, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence,
-                       oracle=source.get("oracle"))
+                       oracle=source.get("oracle"), locate=source["locate"])
     shrinker = Shrinker(run_reference, worker.run, judge, max_calls=max_calls, max_seconds=max_seconds)
     result = shrinker.shrink(finding.steps, finding)
     if result is None:

@@ -72,8 +72,8 @@ def _apply_hint(explain, diagnosis, hint, number):
 def semantic_cause(explain, who, rule_id, number, extra=None):
     rule = explain.catalog.rule(rule_id)
     calls = explain.history(number)
-    en = f"Rule broken: {rule['en']}"
-    zh = f"违反的规则：{rule['zh']}"
+    en = rule["summary"]["en"][0].upper() + rule["summary"]["en"][1:] + "."
+    zh = rule["summary"]["zh"] + "。"
     if extra:
         en, zh = f"{en} {extra['en']}", f"{zh}{extra['zh']}"
     if calls:
@@ -188,9 +188,7 @@ def _diagnose_reverse(explain, number, want, have, wrong):
                               f"to it: it should be {show(want[n][1])}.",
                               f"n{n} 在这次 backward() 之前已有 grad {show(prior)}；{explain.describe_node(c)} 的 "
                               f"`{op_name}` 用 {show(have[n][1])} 覆盖了它，而不是加上去：应为 {show(want[n][1])}。")
-                rule = explain.catalog.rule("paths-add")
-                cause = T(f"{extra['en']} {rule['en']}", f"{extra['zh']}{rule['zh']}")
-                return _Diagnosis(label, [label], [entry], "paths-add", cause)
+                return _Diagnosis(label, [label], [entry], "paths-add", extra)
         entries = []
         for c, sent in contributions.items():
             got_c = None
@@ -272,17 +270,12 @@ def blame_cause(explain, blame):
             zh.append(f"{where} 的 `{op}`{built_zh} 传给{target_zh} 的梯度不对：应为 {show(entry['expected'])}")
     if not en:
         return None
-    label = blame[0]["label"]
-    local = explain.catalog.local.get(label)
     text_en = "; ".join(en) + "."
     text_en = text_en[0].upper() + text_en[1:]
     text_zh = "；".join(zh) + "。"
     if len(blame) > MAX_LISTED:
         text_en = text_en[:-1] + f" (and {len(blame) - MAX_LISTED} more like it)."
         text_zh = text_zh[:-1] + f"（还有 {len(blame) - MAX_LISTED} 处类似）。"
-    if local:
-        text_en += f" The rule: {local['en']}"
-        text_zh += f"正确的规则：{local['zh']}"
     return T(text_en, text_zh)
 
 

@@ -363,12 +363,12 @@ def _is_dual(steps, node):
     return kinds[node]
 
 
-def judge_with(explain, rule=None, category=None, hints=frozenset(), evidence=None, oracle=None):
+def judge_with(explain, rule=None, category=None, hints=frozenset(), evidence=None, oracle=None, locate=None):
     """A judge for the shrinker from explain(): only the original's hint is tried."""
 
     def judge(steps, expected, reply):
         findings = explain(graph_from_steps(steps), expected, reply, rule=rule, category=category, hints=hints,
-                           evidence=evidence, oracle=oracle)
+                           evidence=evidence, oracle=oracle, locate=locate)
         return findings[0] if findings else None
 
     return judge

@@ -16,7 +16,6 @@ Everything here is plain Python on plain numbers: no student code runs here.
 """
 
 import functools
-from dataclasses import dataclass, field
 
 from grader.exercise import DUAL_VARIABLES, EXERCISE, REVERSE_VARIABLES, VALUE_VARIABLES
 from grader.feedback.model import Model

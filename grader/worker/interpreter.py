@@ -20,7 +20,6 @@ numbers are copied out as floats, anything else is described by a short string.
 
 import math
 import operator
-import traceback
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "**": operator.pow}
 UNARY = {"neg": operator.neg}
@@ -55,6 +54,23 @@ class MissingName(Exception):
     """The submission does not define a name the program needs."""
 
 
+class ReturnedWrongType(Exception):
+    """An op returned something that is not a node of the right kind (a float, say)."""
+
+
+class ShadowedMethod(Exception):
+    """An attribute set on the instance hides a method of the class, which never runs."""
+
+
+def _not_hidden(node, name):
+    try:
+        hidden = name in vars(node)
+    except TypeError:  # no __dict__ (__slots__): nothing can hide the method
+        return
+    if hidden:
+        raise ShadowedMethod(f"an attribute `{name}` set on the instance hides the method `{name}`")
+
+
 class _Missing:
     def __init__(self, name):
         self.name = name
@@ -64,8 +80,9 @@ class _Missing:
 
 
 class Interpreter:
-    def __init__(self, namespace, source_file=None):
+    def __init__(self, namespace, source_file=None, owners=None):
         self.source_file = source_file
+        self.owners = owners or {}
         self.Value = namespace.get("Value") or _Missing("Value")
         self.Dual = namespace.get("Dual") or _Missing("Dual")
         self.zero_grad = namespace.get("zero_grad") or _Missing("zero_grad")
@@ -82,7 +99,7 @@ class Interpreter:
                 return {
                     "ok": False,
                     "step": index,
-                    "error": {"type": short(type(error).__name__, 80), "message": short(_message(error)), "where": _where(error, self.source_file)},
+                    "error": {"type": short(type(error).__name__, 80), "message": short(_message(error)), "where": _where(error, self.source_file, self.owners)},
                     "snapshots": snapshots,
                     "orders": orders,
                 }
@@ -95,10 +112,12 @@ class Interpreter:
         elif kind == "dual":
             nodes.append(self.Dual(step[1], step[2]))
         elif kind == "op":
-            nodes.append(self._apply(step[1], [self._operand(a, nodes) for a in step[2:]]))
+            operands = [self._operand(a, nodes) for a in step[2:]]
+            nodes.append(self._a_node(self._apply(step[1], operands), operands))
         elif kind == "backward":
-            returned = self._operand(step[1], nodes).backward()
-            orders.append(self._order(returned, nodes))
+            root = self._operand(step[1], nodes)
+            _not_hidden(root, "backward")
+            orders.append(self._order(root.backward(), nodes))
         elif kind == "zero_grad":
             self.zero_grad([self._operand(ref, nodes) for ref in step[1]])
         elif kind == "read":
@@ -117,8 +136,17 @@ class Interpreter:
         if name in UNARY:
             return UNARY[name](args[0])
         if name in METHODS:
+            _not_hidden(args[0], name)
             return getattr(args[0], name)()
         raise ValueError(f"unknown op {name!r}")
+
+    def _a_node(self, result, operands):
+        """An op's result, checked: a Dual when an operand is one, else a Value."""
+        kind = self.Dual if any(isinstance(self.Dual, type) and isinstance(a, self.Dual) for a in operands) \
+            else self.Value
+        if isinstance(kind, type) and not isinstance(result, kind):
+            raise ReturnedWrongType(f"returned a {type(result).__name__}, not a {kind.__name__}")
+        return result
 
     def _read(self, node):
         if isinstance(self.Dual, type) and isinstance(node, self.Dual):
@@ -142,10 +170,20 @@ def _message(error):
         return "<the exception's message could not be shown>"
 
 
-def _where(error, source_file):
-    """The innermost frame of the traceback in the submission: file, line, function."""
-    frames = traceback.extract_tb(error.__traceback__)
-    for frame in reversed(frames):
-        if frame.filename == source_file:
-            return {"file": short(frame.filename, 200), "line": frame.lineno, "function": short(frame.name, 80)}
-    return None
+def _where(error, source_file, owners):
+    """The innermost frame of the traceback in the submission: file, line, function,
+    and the innermost exercise function it went through ("Value.__mul__" for a
+    `_backward` closure the op made, or for a helper the op called), if any."""
+    innermost, within = None, None
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == source_file:
+            innermost = tb
+            within = owners.get(code, within)
+        tb = tb.tb_next
+    if innermost is None:
+        return None
+    code = innermost.tb_frame.f_code
+    return {"file": short(code.co_filename, 200), "line": innermost.tb_lineno, "function": short(code.co_name, 80),
+            "within": within}

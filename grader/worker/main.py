@@ -23,6 +23,7 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from confine import confine, readable_paths  # noqa: E402
+from functions import definitions, exercise_functions, owners  # noqa: E402
 from interpreter import Interpreter, short  # noqa: E402
 from limits import apply_limits  # noqa: E402
 from placeholders import install as install_placeholders  # noqa: E402
@@ -90,8 +91,8 @@ def progress_writer(fd):
     return lambda request, step: PROGRESS.pack_into(page, 0, request, step)
 
 
-def serve(namespace, requests, channel, path, progress):
-    interpreter = Interpreter(namespace, source_file=path)
+def serve(namespace, requests, channel, path, progress, functions):
+    interpreter = Interpreter(namespace, source_file=path, owners=owners(functions))
     for line in requests:
         request = json.loads(line)
         number = request["id"]
@@ -117,8 +118,9 @@ def main(argv):
         send(channel, {"ready": False, "load_error": error, "limits": applied})
         return
     missing = [name for name in REQUIRED if name not in namespace]
-    send(channel, {"ready": True, "missing": missing, "limits": applied})
-    serve(namespace, requests, channel, path, progress)
+    functions = exercise_functions(namespace, path)
+    send(channel, {"ready": True, "missing": missing, "limits": applied, "defined": definitions(functions)})
+    serve(namespace, requests, channel, path, progress, functions)
 
 
 if __name__ == "__main__":

@@ -79,7 +79,7 @@ def test_intermediate_used_three_times(engine):
 
 
 def test_doubling_ladder(engine):
-    """A ladder where every level uses the one below twice (a + a, then a·a)."""
+    """A ladder where every level uses the one below twice (a + a, then a·a): each level collects both uses."""
     g = Graph()
     x = g.value(0.6)
     node = x
@@ -157,7 +157,7 @@ def test_random_graphs_backward_twice(engine, expr):
 
 @generated(8, expr=expressions(leaves=(1, 2), size=(5, 10)))
 def test_random_graphs_with_heavy_reuse(engine, expr):
-    """Random graphs over one or two leaves, where nodes are used many times."""
+    """Random graphs over one or two leaves, where nodes are used many times: every use adds its share."""
     g = Graph()
     _, root = expr.on_values(g)
     g.backward(root)

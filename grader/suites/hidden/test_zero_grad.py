@@ -140,7 +140,9 @@ def test_intermediate_x_plus_x_reset(engine):
 
 @generated(10, expr=expressions(), mask=masks(4))
 def test_random_zero_grad_of_leaves_between_backwards(engine, expr, mask):
-    """On random graphs: backward(), zero_grad of a random subset of leaves, backward()."""
+    """On random graphs, zero_grad of a random subset of leaves between two backward() calls: those leaves get a fresh
+    gradient, the others a doubled one.
+    """
     g = Graph()
     leaves, root = expr.on_values(g)
     g.backward(root)
@@ -151,7 +153,9 @@ def test_random_zero_grad_of_leaves_between_backwards(engine, expr, mask):
 
 @generated(8, expr=expressions(size=(2, 8)), mask=masks(24))
 def test_random_zero_grad_of_any_nodes(engine, expr, mask):
-    """On random graphs: zero_grad of any random nodes (intermediates too), then backward() twice."""
+    """On random graphs, zero_grad of any random nodes (intermediates too), then backward() twice: every grad matches
+    the reference.
+    """
     g = Graph()
     _, root = expr.on_values(g)
     nodes = all_nodes(g)

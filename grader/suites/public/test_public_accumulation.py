@@ -15,6 +15,31 @@ def test_x_times_x(engine):
     engine.check(g)
 
 
+def test_x_plus_x(engine):
+    """x + x passes the gradient from above to x twice: x gets twice that gradient."""
+    g = Graph()
+    x = g.value(0.3)
+    g.backward((x + x).tanh())
+    engine.check(g)
+
+
+def test_leaf_used_again_by_the_result_of_pow_and_exp(engine):
+    """x ** 2 · x and exp(x) · x: x collects what `**` or exp sends and what the product sends."""
+    g = Graph()
+    x = g.value(0.6)
+    g.backward(x**2 * x + x.exp() * x)
+    engine.check(g)
+
+
+def test_intermediate_used_by_its_own_tanh(engine):
+    """h = x·y used both directly and through h.tanh() passes on the sum of both gradients, once."""
+    g = Graph()
+    x, y = g.values(0.8, -0.5)
+    h = x * y
+    g.backward(h * h.tanh())
+    engine.check(g)
+
+
 def test_diamond(engine):
     """a = x + 1 feeds two branches that meet again: a collects both branches' gradients."""
     g = Graph()
@@ -32,3 +57,12 @@ def test_leaf_grads_accumulate_over_two_calls(engine):
     g.backward(root)
     g.backward(root)
     engine.check(g, rule="leaf-accumulates")
+
+
+def test_leaf_root_gets_one_on_each_call(engine):
+    """backward() on a leaf, three times: its grad is 1.0 after every call."""
+    g = Graph()
+    x = g.value(-0.6)
+    for _ in range(3):
+        g.backward(x)
+    engine.check(g, rule="root-grad-one")

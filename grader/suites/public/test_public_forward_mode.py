@@ -1,4 +1,9 @@
-"""Public tests: forward mode with Dual numbers, and its agreement with reverse mode."""
+"""Public tests: forward mode with Dual numbers, and its agreement with reverse mode.
+
+Forward-mode tests run Dual programs only and compare them with the reference,
+whose forward mode gives the gradients of its reverse mode: a mistake in
+backward() costs no forward-mode points.
+"""
 
 import pytest
 
@@ -15,6 +20,14 @@ def test_dual_mul(engine):
     engine.check(g)
 
 
+def test_dual_minus_dual(engine):
+    """Dual - Dual subtracts the derivatives: the right operand's derivative counts with a minus sign."""
+    g = Graph()
+    g.dual(0.5, 2.0) - g.dual(-1.0, 0.75)
+    g.read()
+    engine.check(g)
+
+
 def test_dual_exp_and_tanh(engine):
     """exp and tanh multiply the seed derivative by their slope."""
     g = Graph()
@@ -26,23 +39,31 @@ def test_dual_exp_and_tanh(engine):
 
 
 def test_dual_with_plain_numbers(engine):
-    """Plain numbers on either side of + and * act as constants (derivative 0)."""
+    """Plain numbers on either side of + and * act as constants (derivative 0), and the results are Duals."""
     g = Graph()
     d = g.dual(1.5, -1.0)
     (3.0 * d + 1.0) - 0.5
+    2.0 + d * 0.25
     g.read()
     engine.check(g)
 
 
-def test_dual_agrees_with_backward(engine):
-    """f(Dual(x, 1), Dual(y, 0)).der equals ∂f/∂x from backward()."""
+def test_dual_without_der_is_a_constant(engine):
+    """Dual(2.0), made without a derivative, is a constant: its derivative part is 0."""
+    g = Graph()
+    c, x = g.dual(2.0), g.dual(0.5, 1.5)
+    (c * x + c).tanh()
+    g.read()
+    engine.check(g)
+
+
+def test_dual_gives_a_partial_derivative(engine):
+    """f(Dual(x, 1), Dual(y, 0)).der is ∂f/∂x, the gradient that backward() gives x."""
 
     def f(x, y):
         return (x * y).tanh() + x
 
     g = Graph()
-    x, y = g.values(0.5, 2.0)
-    g.backward(f(x, y))
     f(g.dual(0.5, 1.0), g.dual(2.0, 0.0))
     g.read()
     engine.check(g)

@@ -24,6 +24,22 @@ def test_tanh_with_upstream_factor(engine):
     engine.check(g)
 
 
+def test_exp_below_the_root(engine):
+    """exp's slope e^x multiplies the gradient coming from above."""
+    g = Graph()
+    x, y = g.values(0.25, -0.5)
+    g.backward((x + y).exp() * -1.5)
+    engine.check(g)
+
+
+def test_log_below_the_root(engine):
+    """log's slope 1/x multiplies the gradient coming from above."""
+    g = Graph()
+    x, y = g.values(1.5, 0.8)
+    g.backward((x * y).log() * 2.5)
+    engine.check(g)
+
+
 def test_relu_positive_and_negative(engine):
     """relu passes the gradient for a positive input and blocks it for a negative one."""
     g = Graph()
@@ -32,21 +48,38 @@ def test_relu_positive_and_negative(engine):
     engine.check(g)
 
 
+def test_relu_at_exactly_zero(engine):
+    """relu of an input that is exactly 0 passes no gradient: relu'(0) = 0."""
+    g = Graph()
+    x, y = g.values(0.0, 1.5)
+    g.backward((x * y).relu() * 2.0 + x)
+    engine.check(g)
+
+
 def test_division_power_and_log(engine):
-    """Derived `/` and `**`, then log, through the chain rule."""
+    """The derived `/`, then `**` and log: the chain rule through all three."""
     g = Graph()
     x, y = g.values(2.4, -1.5)
     g.backward(((x / y) ** 2 + 1.0).log())
     engine.check(g)
 
 
+def test_reflected_sub_and_truediv(engine):
+    """0.5 - x and 2 / y, a plain number on the left: their values and slopes -1 and -2/y²."""
+    g = Graph()
+    x, y = g.values(1.25, -0.8)
+    g.backward((0.5 - x) * (2.0 / y))
+    engine.check(g)
+
+
 def test_backward_returns_topological_order(engine):
-    """backward() returns every node once, inputs before the nodes made from them, root last."""
+    """backward() returns every node of the root's graph once, inputs before the nodes made from them, root last."""
     g = Graph()
     a, b = g.values(1.5, -2.0)
     c = a * b
-    g.backward((c + a).tanh())
-    engine.check(g, check_order=True, rule="topological-order")
+    a + b  # not in the root's graph, so not in its order
+    g.backward((c + c.tanh()) * a)
+    engine.check(g, check_order=True, order_only=True, rule="topological-order")
 
 
 @generated(6, expr=expressions(size=(1, 5)))

@@ -16,6 +16,16 @@ def test_zero_grad_resets_leaves(engine):
     engine.check(g)
 
 
+def test_zero_grad_resets_an_intermediate_node(engine):
+    """zero_grad([h, x]) with h an intermediate node sets both grads to 0.0, not only the leaf's."""
+    g = Graph()
+    x, y = g.values(0.7, 1.2)
+    h = x * y
+    g.backward(h.tanh() + x)
+    g.zero_grad([h, x])
+    engine.check(g)
+
+
 def test_zero_grad_then_backward(engine):
     """zero_grad between two backward() calls gives the single-call gradient again."""
     g = Graph()
@@ -27,7 +37,7 @@ def test_zero_grad_then_backward(engine):
     engine.check(g)
 
 
-def test_second_backward_keeps_intermediate_grads(engine):
+def test_second_backward_resets_intermediate_grads(engine):
     """A second backward() resets intermediate grads first, so they do not pile up."""
     g = Graph()
     x, y = g.values(1.0, 0.5)

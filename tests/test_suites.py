@@ -1,5 +1,8 @@
-"""The graded suites as written: fair programs, a public sample.
+"""The graded suites as written: bilingual descriptions, fair programs, a public sample.
 
+* Every test of both suites has a docstring of exactly two paragraphs: the
+  English description, a blank line, then the Chinese one (the reports show
+  the student's language).
 * Forward-mode tests run Dual programs only (no Value, no backward()), so a
   mistake in reverse mode cannot cost forward-mode points.
 * The public suite is a sample of the hidden one, not a copy: its fixed tests
@@ -8,16 +11,61 @@
   own `Dual(3.0)`: the exercise's default der of 0 is what gets graded.
 """
 
+import importlib.util
+import inspect
+import re
+from pathlib import Path
+
 import pytest
 
 from grader.program import Graph
 from grader.replay import record_plan
 from grader.worker.interpreter import Interpreter
 
+SUITES_DIR = Path(__file__).resolve().parent.parent / "grader" / "suites"
+CHINESE = re.compile(r"[\u4e00-\u9fff]")
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")  # with the full-width punctuation
+
+
+def suite_tests(suite):
+    """[(file name, test name, function)] of one suite, from its modules."""
+    found = []
+    for path in sorted((SUITES_DIR / suite).glob("test_*.py")):
+        spec = importlib.util.spec_from_file_location(f"_suite_text_{suite}_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found += [(path.name, name, value) for name, value in vars(module).items()
+                  if name.startswith("test_") and callable(value)]
+    return found
+
+
+def paragraphs(doc):
+    return [p for p in re.split(r"\n\s*\n", inspect.cleandoc(doc or "")) if p.strip()]
+
 
 @pytest.fixture(scope="module")
 def plans():
     return {suite: record_plan(suite) for suite in ("public", "hidden")}
+
+
+@pytest.mark.parametrize("suite", ["public", "hidden"])
+def test_every_suite_test_is_described_in_english_then_chinese(suite):
+    tests = suite_tests(suite)
+    assert len(tests) >= 10
+    wrong = []
+    for file, name, function in tests:
+        parts = paragraphs(function.__doc__)
+        if len(parts) != 2:
+            wrong.append(f"{file}::{name}: {len(parts)} paragraphs, expected English, a blank line, Chinese")
+        elif CJK.search(parts[0]) or not CHINESE.search(parts[1]):
+            wrong.append(f"{file}::{name}: the first paragraph must be English, the second Chinese")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_paragraph_split_is_what_it_seems():
+    assert paragraphs("x·x gives 2x.\n\n    x·x 的梯度是 2x。\n    ") == ["x·x gives 2x.", "x·x 的梯度是 2x。"]
+    assert len(paragraphs("One line only.")) == 1
+    assert len(paragraphs("English.\n\n中文。\n\nA third.")) == 3
 
 
 def test_forward_mode_tests_run_dual_programs_only(plans):

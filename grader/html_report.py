@@ -8,8 +8,6 @@ script, no stylesheet, font or image from anywhere else. Both languages are in
 the page; a CSS-only switch shows one.
 """
 
-import html
-import re
 
 from grader.drawing import Drawer, GraphData, esc
 from grader.files import write_private
@@ -125,7 +123,7 @@ def render(result, lang="en", use_dot=True):
     if passed:
         out.append(f"<h2>{word('passed')} ({len(passed)})</h2><details><summary>{word('passed')}</summary>"
                    '<ul class="passed">')
-        out += [f"<li>{esc(t.nodeid.partition('::')[2] or t.name)}</li>" for t in passed]
+        out += [f"<li>{_test_title(t)}</li>" for t in passed]
         out.append("</ul></details>")
     if result.printed.strip():
         out.append(f"<h2>{word('printed')}</h2><pre>{esc(result.printed)}</pre>")
@@ -168,12 +166,19 @@ def _problem_section(number, diagnosis, drawer):
     if diagnosis.explanation:
         parts.append(f'<details><summary>{word("rule")}</summary><div class="rule">{both(diagnosis.explanation)}'
                      "</div></details>")
-    items = "".join(f"<li>{esc(t.nodeid.partition('::')[2] or t.name)} "
+    items = "".join(f"<li>{_test_title(t)} "
                     f'<span class="meta">{both(category_name(t.category))} · {esc(points_text(t.max_score))}</span></li>'
                     for t in diagnosis.tests)
     parts.append(f"<details><summary>{word('tests', n=len(diagnosis.tests))}</summary><ul>{items}</ul></details>")
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _test_title(test):
+    """The test's name, and what it checks in each language."""
+    if not test.doc:
+        return esc(test.name)
+    return f"<code>{esc(test.name)}</code>: {both(test.doc)}"
 
 
 def _graph_of(diagnosis):
@@ -190,7 +195,3 @@ def _drawing(graph, drawer):
     if not len(graph):
         return ""
     return f'<div class="drawing">{drawer.draw(graph)}</div>'
-
-
-def _anchor(nodeid):
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", html.unescape(nodeid)).strip("-")

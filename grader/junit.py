@@ -64,7 +64,7 @@ def document(result, lang="en"):
 
 def _testcase(test, lang):
     file = test.nodeid.partition("::")[0]
-    head = (f"    <testcase classname={attr(test.category)} name={attr(test.name)} file={attr(file)} "
+    head = (f"    <testcase classname={attr(test.category)} name={attr(test.title(lang))} file={attr(file)} "
             f"time=\"0\">")
     lines = [head]
     lines += _properties([("score", points_text(test.score)), ("max_score", points_text(test.max_score)),

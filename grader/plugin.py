@@ -6,12 +6,13 @@ pytest-json-report metadata of every test. It never touches student code: the
 engine only talks to the worker through its JSON channel.
 """
 
+import re
+
 import pytest
 
 from grader.engine import GradingFailure
-from grader.feedback.finding import finding_from_exception
 from grader.exercise import categories
-
+from grader.feedback.finding import finding_from_exception
 
 
 class GraderPlugin:
@@ -45,10 +46,9 @@ class GraderPlugin:
     def pytest_json_runtest_metadata(self, item, call):
         if call.when != "call":
             return {}
-        doc = (item.function.__doc__ or "").strip()
         metadata = {
             "category": item.get_closest_marker("category").args[0],
-            "doc": " ".join(doc.split()),
+            "doc": bilingual_doc(item.function.__doc__),
         }
         if call.excinfo is not None:
             error = call.excinfo.value
@@ -57,6 +57,15 @@ class GraderPlugin:
             finding = getattr(self._engine, "refine", lambda f: f)(finding)
             metadata["finding"] = finding.as_dict()
         return metadata
+
+
+def bilingual_doc(docstring):
+    """{"en", "zh"} from a suite test's docstring: an English paragraph, a blank line,
+    a Chinese one (tests/test_suites.py checks every test has both)."""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", (docstring or "").strip()) if p.strip()]
+    if not paragraphs:
+        return None
+    return {"en": paragraphs[0], "zh": paragraphs[1] if len(paragraphs) > 1 else paragraphs[0]}
 
 
 def _grading_cause(error):

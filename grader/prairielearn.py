@@ -10,6 +10,8 @@ is not charged an attempt and can fix it.
 
 from fractions import Fraction
 
+from grader.i18n import pick
+
 MAX_TEXT = 20_000  # PrairieLearn accepts about 1 MB per results file
 
 
@@ -29,7 +31,7 @@ def results(result, lang="en"):
         return {"gradable": False, "score": 0.0, "message": message, "format_errors": [message],
                 "output": _short(result.printed), "tests": []}
     score = float(Fraction(result.score) / Fraction(result.max_score)) if result.max_score else 0.0
-    notes = [note["zh" if lang == "zh" else "en"] for note in result.notes]
+    notes = [pick(note, lang) for note in result.notes]
     return {
         "gradable": True,
         "score": score,
@@ -38,7 +40,7 @@ def results(result, lang="en"):
         "tests": [
             {
                 "name": test.nodeid.partition("::")[2] or test.name,
-                "description": test.name.partition(": ")[2] or test.category,
+                "description": pick(test.doc, lang) if test.doc else test.category,
                 "points": test.score,
                 "max_points": test.max_score,
                 "message": _short(test.message(lang)) if not test.passed else "",

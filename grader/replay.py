@@ -44,7 +44,7 @@ class PlannedTest:
     nodeid: str
     lineno: int
     category: str
-    doc: str
+    doc: dict  # {"en", "zh"}
     checks: list = field(default_factory=list)
 
 

@@ -22,6 +22,7 @@ else:  # pragma: no cover
 
 from grader import junit, markdown, prairielearn
 from grader.exercise import categories
+from grader.i18n import pick
 from grader.points import DEFAULT_UNIT, exact_sum, score_line, share_points
 
 GRADER_VERSION = "0.1.0"
@@ -32,7 +33,7 @@ SUITES_DIR = Path(__file__).resolve().parent / "suites"
 @dataclass
 class TestResult:
     nodeid: str
-    name: str
+    name: str  # the test function, e.g. "test_tanh"
     category: str
     hidden: bool
     passed: bool
@@ -41,6 +42,11 @@ class TestResult:
     finding: dict = None  # see grader.feedback.finding.Finding.as_dict
     number: str = ""
     line: int = 0
+    doc: dict = None  # {"en", "zh"}: what the test checks (its docstring's two paragraphs)
+
+    def title(self, lang="en"):
+        """How results name it: "test_tanh: tanh's local rule", in `lang`."""
+        return f"{self.name}: {pick(self.doc, lang)}" if self.doc else self.name
 
     def message(self, lang):
         if self.passed:
@@ -137,6 +143,13 @@ def _short_id(nodeid):
     return f"{Path(path).name}::{name.split('[')[0]}"
 
 
+def _doc(doc):
+    """{"en", "zh"} from a test's recorded docstring (older recordings: one string)."""
+    if isinstance(doc, dict) and doc.get("en"):
+        return {"en": str(doc["en"]), "zh": str(doc.get("zh") or doc["en"])}
+    return {"en": doc, "zh": doc} if isinstance(doc, str) and doc else None
+
+
 def tests_from_report(report, rubric=None):
     rubric = rubric or load_rubric()
     points, weights = rubric.points, rubric.weights
@@ -145,7 +158,7 @@ def tests_from_report(report, rubric=None):
         metadata = entry.get("metadata") or {}
         nodeid = entry["nodeid"]
         function = nodeid.partition("::")[2]
-        doc = metadata.get("doc") or ""
+        doc = _doc(metadata.get("doc"))
         category = metadata.get("category") or _category_from_keywords(entry)
         finding = metadata.get("finding")
         passed = entry.get("outcome") == "passed"
@@ -153,7 +166,8 @@ def tests_from_report(report, rubric=None):
             finding = _finding_from_longrepr(entry)
         tests.append(TestResult(
             nodeid=nodeid,
-            name=f"{function}: {doc}" if doc else function,
+            name=function,
+            doc=doc,
             category=category,
             hidden="hidden/" in nodeid.replace("\\", "/"),
             passed=passed,
@@ -213,7 +227,7 @@ def gradescope(result, lang="en"):
         "stdout_visibility": "hidden",
         "tests": [
             {
-                "name": test.name,
+                "name": test.title(lang),
                 "number": test.number,
                 "score": test.score,
                 "max_score": test.max_score,
@@ -248,7 +262,7 @@ def classroom(result, lang="en"):
         return {"version": 1, "status": "error", "max_score": max_score, "tests": [test]}
     tests = [
         {
-            "name": test.name,
+            "name": test.title(lang),
             "status": "pass" if test.passed else "fail",
             "score": test.score,
             "message": test.message(lang),

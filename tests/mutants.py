@@ -102,6 +102,12 @@ MUTANTS = [
         "log(x) with ln x != x",
     ),
     Mutant(
+        "log_forgets_upstream", "gradients",
+        "self.grad += (1.0 / self.data) * out.grad",
+        "self.grad += 1.0 / self.data",
+        "log below the root (upstream gradient != 1)",
+    ),
+    Mutant(
         "tanh_uses_input", "gradients",
         "self.grad += (1.0 - t * t) * out.grad",
         "self.grad += (1.0 - self.data * self.data) * out.grad",
@@ -124,6 +130,19 @@ MUTANTS = [
         "(1.0 if self.data > 0 else 0.0) * out.grad",
         "(1.0 if out.data >= 0 else 0.0) * out.grad",
         "relu of a negative input: out.data is 0, so the gradient leaks through",
+    ),
+    # ------------------------------------------------------------------ gradients: derived ops
+    Mutant(
+        "rsub_swaps_operands", "gradients",
+        "return Value(other) - self",
+        "return self - other",
+        "a plain number on the left of `-`: 1.5 - x computed as x - 1.5",
+    ),
+    Mutant(
+        "rtruediv_swaps_operands", "gradients",
+        "return Value(other) / self",
+        "return self / other",
+        "a plain number on the left of `/`: 3 / x computed as x / 3",
     ),
     # ------------------------------------------------------------------ gradients: backward()
     Mutant(
@@ -149,6 +168,34 @@ MUTANTS = [
         "        return order\n        # END SOLUTION",
         "        return order[::-1]\n        # END SOLUTION",
         "the returned order must put inputs first and the root last",
+    ),
+    Mutant(
+        "topological_order_breadth_first", "gradients",
+        "    visited = set()\n"
+        "    stack = [(root, False)]\n"
+        "    while stack:\n"
+        "        node, inputs_done = stack.pop()\n"
+        "        if inputs_done:\n"
+        "            order.append(node)\n"
+        "        elif node not in visited:\n"
+        "            visited.add(node)\n"
+        "            stack.append((node, True))\n"
+        "            for parent in node._parents:\n"
+        "                if parent not in visited:\n"
+        "                    stack.append((parent, False))\n"
+        "    return order\n",
+        "    visited = set()\n"
+        "    queue = [root]\n"
+        "    while queue:\n"
+        "        node = queue.pop(0)\n"
+        "        if node not in visited:\n"
+        "            visited.add(node)\n"
+        "            order.append(node)\n"
+        "            queue.extend(node._parents)\n"
+        "    order.reverse()\n"
+        "    return order\n",
+        "breadth-first from the root, reversed: a node that is also an input of a node farther from "
+        "the root comes after it (x feeding both the root's input and a deeper node)",
     ),
     Mutant(
         "visited_keyed_by_data", "gradients",
@@ -203,6 +250,12 @@ MUTANTS = [
         "backward(); zero_grad(); read",
     ),
     Mutant(
+        "zero_grad_only_leaves", "zero_grad",
+        "    for value in values:\n        value.grad = 0.0",
+        "    for value in values:\n        if not value._parents:\n            value.grad = 0.0",
+        "zero_grad given an intermediate node (it must reset every value it is given, not only leaves)",
+    ),
+    Mutant(
         "zero_grad_only_first", "zero_grad",
         "    for value in values:\n        value.grad = 0.0",
         "    for value in values[:1]:\n        value.grad = 0.0",
@@ -244,6 +297,24 @@ MUTANTS = [
         "Dual(other, 0.0)",
         "Dual(other, 1.0)",
         "a plain number is a constant: its derivative part is 0",
+    ),
+    Mutant(
+        "dual_default_der_one", "forward_mode",
+        "der=0.0):\n        self.val = _as_float(val, \"Dual\")",
+        "der=1.0):\n        self.val = _as_float(val, \"Dual\")",
+        "Dual(3.0), built without a der, is a constant: its der is 0",
+    ),
+    Mutant(
+        "dual_radd_returns_float", "forward_mode",
+        "    __radd__ = __add__\n    __rmul__ = __mul__\n",
+        "    __rmul__ = __mul__\n\n    def __radd__(self, other):\n        return other + self.val\n",
+        "a plain number on the left of + (2.0 + d) must give a Dual, not a float",
+    ),
+    Mutant(
+        "dual_sub_adds_ders", "forward_mode",
+        "        return self + (-self._lift(other))",
+        "        other = self._lift(other)\n        return Dual(self.val - other.val, self.der + other.der)",
+        "a difference whose right operand carries a derivative: the der of a - b is da - db",
     ),
 ]
 

@@ -239,7 +239,7 @@ def test_buggy_submission_scores_in_the_bundle_as_in_the_kit(bundle, tmp_path, m
     shipped = run_bundle_grader(bundle, submission, tmp_path / "bundle.json")
     assert kit.score < kit.max_score
     assert shipped["score"] == kit.score
-    assert {t["name"]: t["status"] == "passed" for t in shipped["tests"]} == {t.name: t.passed for t in kit.tests}
+    assert {t["name"]: t["status"] == "passed" for t in shipped["tests"]} == {t.title("en"): t.passed for t in kit.tests}
     assert not [t for t in shipped["tests"] if "not in this copy of the grader" in t["output"]]
     raw = json.loads((tmp_path / "bundle.pytest.json").read_text(encoding="utf-8"))
     findings = [entry["metadata"]["finding"] for entry in raw["tests"] if entry["outcome"] != "passed"]

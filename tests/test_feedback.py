@@ -119,15 +119,20 @@ def all_mutants():
     return list(MUTANTS) + [m for m in OWN_MUTANTS if (m.find, m.replace) not in seen]
 
 
+# A derived op's own mistake (operands swapped in __rsub__) is its own, not its primitives'.
 METHOD_LABELS = {"__add__": "+", "__mul__": "*", "__pow__": "**", "exp": "exp", "log": "log", "tanh": "tanh",
-                 "relu": "relu", "backward": "backward", "_topological_order": "backward", "zero_grad": "zero_grad"}
-DUAL_LABELS = {"__add__": "Dual.+", "__mul__": "Dual.*", "exp": "Dual.exp", "tanh": "Dual.tanh", "_lift": "Dual.lift"}
+                 "relu": "relu", "backward": "backward", "_topological_order": "backward", "zero_grad": "zero_grad",
+                 "__rsub__": "-", "__rtruediv__": "/"}
+DUAL_LABELS = {"__add__": "Dual.+", "__mul__": "Dual.*", "exp": "Dual.exp", "tanh": "Dual.tanh", "_lift": "Dual.lift",
+               "__init__": "Dual", "__radd__": "Dual.+", "__sub__": "Dual.-"}
 
 
 def expected_culprit(mutant):
-    """What the feedback must blame: read off where the mutant edits the reference."""
+    """What the feedback must blame: read off where the mutant edits the reference
+    (the method it is in, or the class-level alias it replaces, `__radd__ = __add__`)."""
+    upto = SOURCE[: SOURCE.index(mutant.find)] + mutant.find.split("\n")[0]
+    function = [name or alias for name, alias in re.findall(r"^(?:    )?(?:def (\w+)|(\w+) = \w+$)", upto, re.M)][-1]
     before = SOURCE[: SOURCE.index(mutant.find)]
-    function = re.findall(r"^(?:    )?def (\w+)", before, re.M)[-1]
     top_level = re.search(rf"^def {function}\b", before, re.M) is not None
     cls = re.findall(r"^class (\w+)", before, re.M)[-1]
     if cls == "Dual" and not top_level:

@@ -288,6 +288,7 @@ def test_classroom_reporter_input_sums_to_the_gradescope_score(autograder_zip, t
     assert 0 < gradescope["score"] < gradescope["extra_data"]["max_score"]
     assert total == gradescope["score"], "the reporter's double sum is exactly the score"
     assert maximum == round(gradescope["extra_data"]["max_score"])
-    assert {t["name"]: t["status"] == "pass" for t in classroom["tests"]} == {
-        t["name"]: t["status"] == "passed" for t in gradescope["tests"]}
+    # The names are in each platform's feedback language; the test functions are the same.
+    assert {t["name"].split(":")[0]: t["status"] == "pass" for t in classroom["tests"]} == {
+        t["name"].split(":")[0]: t["status"] == "passed" for t in gradescope["tests"]}
     assert not (student / ".hidden-tests").exists()  # the workflow removed the fetched copy

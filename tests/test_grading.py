@@ -16,6 +16,7 @@ from mutants import BY_ID as MUTANTS_BY_ID, REFERENCE
 
 ROOT = REFERENCE.parent.parent
 TEMPLATE = ROOT / "student_template" / "tiny_autograd.py"
+SEED = ROOT / "tests" / "seed_tiny_autograd.py"
 TOTAL = sum(load_rubric().points.values())  # the points of every suite
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
 # A submission with failures in several categories (partial credit).
@@ -47,6 +48,15 @@ def test_reference_gets_full_marks(suite, graded_once):
     assert not failed
     assert result.score == result.max_score == TOTAL
     assert all(earned == possible for earned, possible in result.categories().values())
+
+
+def test_the_seeds_own_code_gets_full_marks(graded_once):
+    """The exercise's seed is its specification: its code (recursive topological
+    sort, its own `-`, no Dual `__rsub__`) must earn every point."""
+    result = graded_once(SEED, "all")
+    assert result.problem is None
+    assert not {t.nodeid: t.message("en") for t in result.tests if not t.passed}
+    assert result.score == result.max_score == TOTAL
 
 
 def test_template_gets_nothing_and_is_told_what_to_implement(graded_once):

@@ -14,6 +14,7 @@ docs/SECURITY.md). Whatever the payload does, these guarantees must hold:
   characters and no more than the capped amount of output in the results.
 """
 
+import ast
 import functools
 import hashlib
 import json
@@ -248,12 +249,19 @@ def strings_in(document):
 
 @functools.lru_cache(maxsize=None)
 def hidden_code_lines():
-    """Code lines of the hidden suites (their docstrings are shown as test names by design)."""
+    """Code lines of the hidden suites (their docstrings, English and Chinese paragraphs,
+    are shown as test descriptions by design)."""
     lines = set()
     for path in sorted(HIDDEN_SUITES.glob("*.py")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        source = path.read_text(encoding="utf-8")
+        docstrings = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, (ast.Module, ast.FunctionDef)) and ast.get_docstring(node) is not None:
+                docstrings.update(range(node.body[0].lineno, node.body[0].end_lineno + 1))
+        for number, line in enumerate(source.splitlines(), 1):
             line = line.strip()
-            if len(line) >= 24 and not line.startswith(("#", '"', "'")) and any(c in line for c in "=(["):
+            if (number not in docstrings and len(line) >= 24 and not line.startswith(("#", '"', "'"))
+                    and any(c in line for c in "=([")):
                 lines.add(line)
     return lines
 

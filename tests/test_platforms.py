@@ -44,7 +44,7 @@ def test_junit_has_a_suite_per_category_and_a_case_per_test(buggy):
     suites = {suite.get("name"): suite for suite in root.findall("testsuite")}
     assert list(suites) == list(buggy.categories())
     cases = root.findall("testsuite/testcase")
-    assert [case.get("name") for case in cases] == [t.name for t in buggy.tests]
+    assert [case.get("name") for case in cases] == [t.title("en") for t in buggy.tests]
     failed = [t for t in buggy.tests if not t.passed]
     failures = root.findall("testsuite/testcase/failure")
     assert len(failures) == len(failed) == int(root.get("failures")) > 0

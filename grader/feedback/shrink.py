@@ -314,7 +314,7 @@ class Shrinker:
                     changed[i] = ["value", nicer]
                     yield changed
             elif step[0] == "dual":
-                for field in (1, 2):
+                for field in range(1, len(step)):  # ["dual", val] leaves der to Dual's default
                     for nicer in _nice(step[field]):
                         changed = list(steps)
                         changed[i] = list(step)

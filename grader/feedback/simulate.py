@@ -200,7 +200,7 @@ class Simulation:
             self.nodes.append(SimValue(float(step[1]), index=len(self.nodes)))
             self.path_ops.append({})
         elif kind == "dual":
-            self.nodes.append(SimDual(step[1], step[2], index=len(self.nodes)))
+            self.nodes.append(SimDual(step[1], step[2] if len(step) > 2 else 0.0, index=len(self.nodes)))
             self.path_ops.append({})
         elif kind == "op":
             index = len(self.nodes)

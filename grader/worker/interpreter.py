@@ -4,6 +4,7 @@ A graph program is plain data: a list of steps, each a JSON list.
 
     ["value", 2.0]              new node: Value(2.0)
     ["dual", 2.0, 1.0]          new node: Dual(2.0, 1.0)
+    ["dual", 2.0]               new node: Dual(2.0)   (der: Dual's default)
     ["op", "*", "n0", "n1"]     new node: n0 * n1   (operands: "nK" or a number)
     ["op", "tanh", "n2"]        new node: n2.tanh()
     ["backward", "n3"]          n3.backward(); its returned order is recorded
@@ -110,7 +111,7 @@ class Interpreter:
         if kind == "value":
             nodes.append(self.Value(step[1]))
         elif kind == "dual":
-            nodes.append(self.Dual(step[1], step[2]))
+            nodes.append(self.Dual(step[1], step[2]) if len(step) > 2 else self.Dual(step[1]))
         elif kind == "op":
             operands = [self._operand(a, nodes) for a in step[2:]]
             nodes.append(self._a_node(self._apply(step[1], operands), operands))

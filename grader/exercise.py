@@ -288,3 +288,21 @@ def categories(path=RUBRIC_FILE):
     """The graded categories, in the rubric's order (the test tags and the results' keys)."""
     with open(path, "rb") as rubric:
         return tuple(tomllib.load(rubric)["categories"])
+
+
+def category_name(category, path=RUBRIC_FILE):
+    """{"en", "zh"}: how reports name a category (the rubric's [names], else its key)."""
+    names = _rubric_names(path)
+    return names.get(category) or {"en": category, "zh": category}
+
+
+def category_label(category, lang):
+    """A category's name in `lang`."""
+    name = category_name(category)
+    return name.get(lang) or name["en"]
+
+
+@functools.lru_cache(maxsize=None)
+def _rubric_names(path):
+    with open(path, "rb") as rubric_file:
+        return {key: dict(value) for key, value in tomllib.load(rubric_file).get("names", {}).items()}

@@ -13,7 +13,7 @@ from grader.drawing import Drawer, GraphData, esc
 from grader.files import write_private
 from grader.i18n import bilingual, pick
 from grader.points import points_text
-from grader.results import category_name
+from grader.exercise import category_name
 
 MAX_DRAWN_NODES = 24  # a larger graph is not drawn (the smallest failing program is shown instead)
 

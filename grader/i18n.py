@@ -34,3 +34,14 @@ def pick(text, lang, **values):
 def both(text, separator=" / "):
     """The Chinese and the English text together, Chinese first (what a course in China reads first)."""
     return f"{text['zh']}{separator}{text['en']}"
+
+
+def order(lang):
+    """The kit's languages, `lang` first: how a text in both reads in that language."""
+    first = language(lang)
+    return (first, *(other for other in LANGUAGES if other != first))
+
+
+def both_in(text, lang, separator=" / "):
+    """The text in every language, `lang` first."""
+    return separator.join(text[code] for code in order(lang) if text.get(code))

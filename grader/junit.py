@@ -9,6 +9,7 @@ errored test that says why (once, not once per test).
 import re
 from xml.sax.saxutils import escape, quoteattr
 
+from grader.i18n import both_in, order
 from grader.points import points_text
 
 # Characters XML 1.0 cannot hold at all (a submission's output may contain them).
@@ -33,8 +34,8 @@ def document(result, lang="en"):
     seconds = f"{result.execution_time:.3f}"
     lines = ['<?xml version="1.0" encoding="UTF-8"?>']
     if result.problem:
-        first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
-        message = f"{result.problem[first]} / {result.problem[second]}"
+        first = order(lang)[0]
+        message = both_in(result.problem, lang)
         lines.append(f'<testsuites name="tiny-autograd" tests="1" failures="0" errors="1" time={attr(seconds)}>')
         lines.append(f'  <testsuite name="submission" tests="1" failures="0" errors="1" time={attr(seconds)}>')
         lines += _properties([("score", 0), ("max_score", points_text(result.max_score))], "    ")

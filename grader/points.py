@@ -12,11 +12,14 @@ from fractions import Fraction
 DEFAULT_UNIT = Fraction(1, 8)
 
 
-def score_line(tests, categories, lang):
-    summary = ", ".join(f"{c} {points_text(e)}/{points_text(p)}" for c, (e, p) in categories.items())
+def score_line(tests, categories, lang, name=lambda category, lang: category):
+    """"Score 58.25/100 (gradients 30/40, ...)"; `name(category, lang)` says how to call a category."""
+    separator = "，" if lang == "zh" else ", "
+    summary = separator.join(f"{name(c, lang)} {points_text(e)}/{points_text(p)}" for c, (e, p) in categories.items())
     label = "得分" if lang == "zh" else "Score"
     earned, possible = exact_sum(t.score for t in tests), exact_sum(t.max_score for t in tests)
-    return f"{label} {points_text(earned)}/{points_text(possible)} ({summary})"
+    opening, closing = ("（", "）") if lang == "zh" else (" (", ")")
+    return f"{label} {points_text(earned)}/{points_text(possible)}{opening}{summary}{closing}"
 
 
 def exact_sum(numbers):

@@ -10,7 +10,7 @@ is not charged an attempt and can fix it.
 
 from fractions import Fraction
 
-from grader.i18n import pick
+from grader.i18n import both_in, pick
 
 MAX_TEXT = 20_000  # PrairieLearn accepts about 1 MB per results file
 
@@ -21,8 +21,7 @@ def _short(text):
 
 
 def _both(pair, lang):
-    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
-    return f"{pair[first]} / {pair[second]}"
+    return both_in(pair, lang)
 
 
 def results(result, lang="en"):

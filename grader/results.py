@@ -9,7 +9,6 @@ numbers and prints the sum, which must read exactly as the kit's total for every
 combination of passed and failed tests.
 """
 
-import functools
 import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -21,13 +20,16 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from grader import junit, markdown, prairielearn
-from grader.exercise import categories
-from grader.i18n import pick
+from grader.exercise import categories, category_label
+from grader.i18n import LANGUAGES, both_in, order, pick
 from grader.points import DEFAULT_UNIT, exact_sum, score_line, share_points
 
 GRADER_VERSION = "0.1.0"
 RUBRIC_FILE = Path(__file__).resolve().parent / "rubric.toml"
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
+
+
+PASSED = {"en": "passed", "zh": "通过 / passed"}
 
 
 @dataclass
@@ -50,9 +52,9 @@ class TestResult:
 
     def message(self, lang):
         if self.passed:
-            return "通过 / passed" if lang == "zh" else "passed"
+            return pick(PASSED, lang)
         if self.finding:
-            return self.finding["zh" if lang == "zh" else "en"]
+            return pick(self.finding, lang)
         return "失败 / failed"
 
 
@@ -92,8 +94,8 @@ class GradeResult:
 
     def first_line(self, lang):
         if self.problem:
-            return self.problem["zh" if lang == "zh" else "en"]
-        return score_line(self.tests, self.categories(), lang)
+            return pick(self.problem, lang)
+        return score_line(self.tests, self.categories(), lang, name=category_label)
 
 
 @dataclass
@@ -118,18 +120,6 @@ def load_rubric(path=RUBRIC_FILE):
             raise ValueError(f"{path}: {category} = {value} is not a whole number of units of {float(unit)}")
     allowed = tuple(rubric.get("imports", {}).get("allowed", ()))
     return Rubric(points, rubric.get("weights", {}), unit, allowed)
-
-
-def category_name(category, path=RUBRIC_FILE):
-    """{"en", "zh"}: how reports name a category (the rubric's [names], else its key)."""
-    names = _rubric_names(path)
-    return names.get(category) or {"en": category, "zh": category}
-
-
-@functools.lru_cache(maxsize=None)
-def _rubric_names(path):
-    with open(path, "rb") as rubric_file:
-        return {key: dict(value) for key, value in tomllib.load(rubric_file).get("names", {}).items()}
 
 
 def _power_of_two(unit):
@@ -211,6 +201,11 @@ def _finding_from_longrepr(entry):
 # ---------------------------------------------------------------- formats
 
 
+# A test's output when the file could not be loaded: the reason is said once, at the top.
+NOT_RUN = {"en": "Not run: the file could not be loaded (the message at the top says why).",
+           "zh": "没有运行：文件无法加载（原因见页面顶部的消息）。"}
+
+
 def gradescope(result, lang="en"):
     """Gradescope's results.json. The top-level output (Markdown) shows only the
     visible tests: hidden ones, and with them the total, appear when the instructor
@@ -232,7 +227,7 @@ def gradescope(result, lang="en"):
                 "score": test.score,
                 "max_score": test.max_score,
                 "status": "passed" if test.passed else "failed",
-                "output": test.message(lang),
+                "output": pick(NOT_RUN, lang) if result.problem else test.message(lang),
                 "tags": [test.category],
                 "visibility": "after_published" if test.hidden else "visible",
             }
@@ -277,9 +272,8 @@ def classroom(result, lang="en"):
 
 
 def _both_languages(result, lang):
-    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
-    problem = result.problem or {"en": result.first_line("en"), "zh": result.first_line("zh")}
-    return f"{problem[first]} / {problem[second]}"
+    problem = result.problem or {lang: result.first_line(lang) for lang in LANGUAGES}
+    return both_in(problem, lang)
 
 
 GRADER_FAILED = {
@@ -297,8 +291,8 @@ def gradescope_grader_failed(lang="en"):
     `extra_data.grader_error` so that an instructor can find it."""
     rubric = load_rubric()
     total = rubric_total()
-    first, second = ("zh", "en") if lang == "zh" else ("en", "zh")
-    text = f"{GRADER_FAILED[first]}\n\n{GRADER_FAILED[second]}"
+    first, second = order(lang)
+    text = both_in(GRADER_FAILED, lang, "\n\n")
     return {
         "score": 0.0,
         "execution_time": 0.0,

@@ -15,7 +15,7 @@ import unicodedata
 
 from grader.i18n import bilingual, pick
 from grader.points import points_text
-from grader.results import category_name
+from grader.exercise import category_name
 
 NO_LINE_START = set("，。；：！？、）」』》,.;:!?)")
 WIDTH = 80

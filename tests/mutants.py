@@ -9,6 +9,7 @@ The "why" column says which input exposes the mistake; it is the reason the
 hidden suite needs that input.
 """
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -319,3 +320,90 @@ MUTANTS = [
 ]
 
 BY_ID = {mutant.id: mutant for mutant in MUTANTS}
+
+
+# ------------------------------------------------- what feedback must say about each
+
+_SOURCE = REFERENCE.read_text(encoding="utf-8")
+
+# The hint each mistake must get (None: no hint fits it, so none may show). Mutants
+# not listed are checked for their culprit only; an `own_` prefix (a test file's own
+# mutants) and a shared suffix (`mul_assigns` -> `assigns`) find the entry.
+HINTS = {
+    "assigns": "assign-instead-of-add",
+    "mul_not_crossing": "mul-not-crossed",
+    "forgets_upstream": "missing-upstream",
+    "pow_off_by_one": "pow-off-by-one",
+    "pow_missing_factor_k": "pow-missing-k",
+    "exp_uses_input": "exp-uses-input",
+    "log_missing_reciprocal": "log-wrong-derivative",
+    "log_uses_output": "log-wrong-derivative",
+    "log_uses_input": "log-wrong-derivative",
+    "tanh_uses_input": "tanh-uses-input",
+    "relu_one_at_zero": "relu-at-zero",
+    "relu_tests_output_not_below_zero": "relu-always-passes",
+    "relu_passes_always": "relu-always-passes",
+    "root_grad_not_set": "root-grad-not-one",
+    "root_grad_adds_one": "root-grad-not-one",
+    "order_not_reversed": "reverse-call-order",
+    "visited_keyed_by_data": "visited-by-value",
+    "leaf_grads_reset_too": "leaf-grads-reset",
+    "intermediate_grads_not_reset": "missing-intermediate-reset",
+    "zero_grad_does_nothing": "zero-grad-noop",
+    "dual_add_drops_other_der": "dual-add-one-side",
+    "dual_mul_missing_cross_term": "dual-mul-cross-term",
+    "dual_mul_multiplies_ders": "dual-mul-cross-term",
+    "dual_exp_keeps_der": "dual-exp-derivative",
+    "dual_tanh_uses_input": "tanh-uses-input",
+    "dual_tanh_forgets_seed": "dual-missing-chain",
+    "dual_lifts_numbers_with_der_one": "dual-lift-der-one",
+    "add_drops_right_input": None,
+    "backward_returns_none": None,
+    "backward_returns_reversed_order": None,
+    "topological_order_repeats_nodes": None,
+    "zero_grad_sets_one": None,
+    "zero_grad_only_first": None,
+}
+NO_HINT = object()
+
+
+def expected_hint(mutant_id):
+    """The hint id the mistake must get, None when no hint fits, NO_HINT when not listed."""
+    name = mutant_id.removeprefix("own_")
+    if name in HINTS:
+        return HINTS[name]
+    for suffix, hint in HINTS.items():
+        if name.endswith("_" + suffix):
+            return hint
+    return NO_HINT
+
+
+# A built method's own mistake (operands swapped in __rsub__) is its own, not its
+# primitives': the finding names the method (Finding.method).
+METHOD_LABELS = {"__add__": "+", "__mul__": "*", "__pow__": "**", "exp": "exp", "log": "log", "tanh": "tanh",
+                 "relu": "relu", "backward": "backward", "_topological_order": "backward", "zero_grad": "zero_grad",
+                 "__rsub__": "Value.__rsub__", "__rtruediv__": "Value.__rtruediv__", "__neg__": "Value.__neg__",
+                 "__sub__": "Value.__sub__"}
+DUAL_LABELS = {"__add__": "Dual.+", "__mul__": "Dual.*", "exp": "Dual.exp", "tanh": "Dual.tanh", "_lift": "Dual.lift",
+               "__init__": "Dual.__init__", "__radd__": "Dual.__radd__", "__sub__": "Dual.__sub__"}
+
+
+def blamed(finding):
+    """What a finding (object or dict) blames: the built method, else the culprit label."""
+    get = finding.get if isinstance(finding, dict) else lambda key: getattr(finding, key)
+    return get("method") or get("culprit")
+
+
+def expected_culprit(mutant):
+    """What the feedback must blame: read off where the mutant edits the reference
+    (the method it is in, or the class-level alias it replaces, `__radd__ = __add__`)."""
+    upto = _SOURCE[: _SOURCE.index(mutant.find)] + mutant.find.split("\n")[0]
+    function = [name or alias for name, alias in re.findall(r"^(?:    )?(?:def (\w+)|(\w+) = \w+$)", upto, re.M)][-1]
+    before = _SOURCE[: _SOURCE.index(mutant.find)]
+    top_level = re.search(rf"^def {function}\b", before, re.M) is not None
+    cls = re.findall(r"^class (\w+)", before, re.M)[-1]
+    if cls == "Dual" and not top_level:
+        return DUAL_LABELS[function]
+    return METHOD_LABELS[function]
+
+

@@ -31,7 +31,7 @@ from grader.oracle import ReferenceOracle
 from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
 from grader.formula import Formula, FormulaError
-from grader.feedback.probes import PROBES, Evidence, _steps
+from grader.feedback.probes import ALL_PROBES, PROBES, Evidence, _steps
 from grader.feedback.simulate import REVERSE_VARIABLES, simulate
 from grader.program import Graph
 from grader.feedback.shrink import Shrinker, Signature, judge_with, node_count
@@ -39,7 +39,8 @@ from grader.worker.interpreter import Interpreter
 from grader.worker_client import Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mutants import MUTANTS, REFERENCE, Mutant  # noqa: E402
+from mutants import MUTANTS, NO_HINT, REFERENCE, Mutant, blamed, expected_culprit, expected_hint  # noqa: E402
+from mutants import DUAL_LABELS, METHOD_LABELS  # noqa: E402
 
 SOURCE = REFERENCE.read_text(encoding="utf-8")
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -64,80 +65,9 @@ OWN_MUTANTS = [
            "self.grad += self.data * out.grad", "log(x) with x != 1"),
 ]
 
-# The hint each mistake must get (None: no hint fits it, so none may show).
-# Mutants not listed (new ones in the shared corpus) are checked for their culprit only.
-HINTS = {
-    "assigns": "assign-instead-of-add",
-    "mul_not_crossing": "mul-not-crossed",
-    "forgets_upstream": "missing-upstream",
-    "pow_off_by_one": "pow-off-by-one",
-    "pow_missing_factor_k": "pow-missing-k",
-    "exp_uses_input": "exp-uses-input",
-    "log_missing_reciprocal": "log-wrong-derivative",
-    "log_uses_output": "log-wrong-derivative",
-    "log_uses_input": "log-wrong-derivative",
-    "tanh_uses_input": "tanh-uses-input",
-    "relu_one_at_zero": "relu-at-zero",
-    "relu_tests_output_not_below_zero": "relu-always-passes",
-    "relu_passes_always": "relu-always-passes",
-    "root_grad_not_set": "root-grad-not-one",
-    "root_grad_adds_one": "root-grad-not-one",
-    "order_not_reversed": "reverse-call-order",
-    "visited_keyed_by_data": "visited-by-value",
-    "leaf_grads_reset_too": "leaf-grads-reset",
-    "intermediate_grads_not_reset": "missing-intermediate-reset",
-    "zero_grad_does_nothing": "zero-grad-noop",
-    "dual_add_drops_other_der": "dual-add-one-side",
-    "dual_mul_missing_cross_term": "dual-mul-cross-term",
-    "dual_mul_multiplies_ders": "dual-mul-cross-term",
-    "dual_exp_keeps_der": "dual-exp-derivative",
-    "dual_tanh_uses_input": "tanh-uses-input",
-    "dual_tanh_forgets_seed": "dual-missing-chain",
-    "dual_lifts_numbers_with_der_one": "dual-lift-der-one",
-    "add_drops_right_input": None,
-    "backward_returns_none": None,
-    "backward_returns_reversed_order": None,
-    "topological_order_repeats_nodes": None,
-    "zero_grad_sets_one": None,
-    "zero_grad_only_first": None,
-}
-NO_HINT = object()
-
-
-def expected_hint(mutant_id):
-    name = mutant_id.removeprefix("own_")
-    if name in HINTS:
-        return HINTS[name]
-    for suffix, hint in HINTS.items():
-        if name.endswith("_" + suffix):
-            return hint
-    return NO_HINT
-
-
 def all_mutants():
     seen = {(m.find, m.replace) for m in MUTANTS}
     return list(MUTANTS) + [m for m in OWN_MUTANTS if (m.find, m.replace) not in seen]
-
-
-# A derived op's own mistake (operands swapped in __rsub__) is its own, not its primitives'.
-METHOD_LABELS = {"__add__": "+", "__mul__": "*", "__pow__": "**", "exp": "exp", "log": "log", "tanh": "tanh",
-                 "relu": "relu", "backward": "backward", "_topological_order": "backward", "zero_grad": "zero_grad",
-                 "__rsub__": "-", "__rtruediv__": "/"}
-DUAL_LABELS = {"__add__": "Dual.+", "__mul__": "Dual.*", "exp": "Dual.exp", "tanh": "Dual.tanh", "_lift": "Dual.lift",
-               "__init__": "Dual", "__radd__": "Dual.+", "__sub__": "Dual.-"}
-
-
-def expected_culprit(mutant):
-    """What the feedback must blame: read off where the mutant edits the reference
-    (the method it is in, or the class-level alias it replaces, `__radd__ = __add__`)."""
-    upto = SOURCE[: SOURCE.index(mutant.find)] + mutant.find.split("\n")[0]
-    function = [name or alias for name, alias in re.findall(r"^(?:    )?(?:def (\w+)|(\w+) = \w+$)", upto, re.M)][-1]
-    before = SOURCE[: SOURCE.index(mutant.find)]
-    top_level = re.search(rf"^def {function}\b", before, re.M) is not None
-    cls = re.findall(r"^class (\w+)", before, re.M)[-1]
-    if cls == "Dual" and not top_level:
-        return DUAL_LABELS[function]
-    return METHOD_LABELS[function]
 
 
 def load_source(source, name):
@@ -383,7 +313,7 @@ def test_every_mutant_location_names_a_culprit():
         assert expected_culprit(mutant) in set(METHOD_LABELS.values()) | set(DUAL_LABELS.values()), mutant.id
 
 
-def test_the_named_culprit_is_the_mutated_op_for_at_least_90_percent(mutant_failures, capsys):
+def test_the_named_culprit_is_the_mutated_op_for_at_least_90_percent(mutant_failures):
     pairs, right, misses = 0, 0, []
     for mutant in all_mutants():
         want = expected_culprit(mutant)
@@ -391,16 +321,13 @@ def test_the_named_culprit_is_the_mutated_op_for_at_least_90_percent(mutant_fail
             if finding.kind not in ("grad", "der", "data", "order"):
                 continue
             pairs += 1
-            if finding.culprit == want:
+            if blamed(finding) == want:
                 right += 1
             else:
-                misses.append(f"{mutant.id} on {name}: named {finding.culprit!r}, expected {want!r}")
+                misses.append(f"{mutant.id} on {name}: named {blamed(finding)!r}, expected {want!r}")
     caught = sum(1 for failures in mutant_failures.values() if failures)
-    with capsys.disabled():
-        print(f"\nculprit accuracy: {right}/{pairs} = {right / pairs:.1%} of failing programs, "
-              f"{caught}/{len(mutant_failures)} mutants caught by the battery")
-    assert caught >= 25, "the battery should catch nearly every mutant"
-    assert right >= 0.9 * pairs, "\n".join(misses)
+    assert caught >= 25, f"the battery should catch nearly every mutant: {caught}/{len(mutant_failures)}"
+    assert right >= 0.9 * pairs, f"{right}/{pairs} named right:\n" + "\n".join(misses)
 
 
 def test_the_hint_shown_is_the_mistakes_own(mutant_failures):
@@ -431,7 +358,7 @@ def test_the_reference_passes_the_battery_and_gets_no_hint(reference_module):
     assert run_battery(reference_module, refine=False) == []
     worker = InProcessWorker(reference_module)
     evidence = Evidence.gather(Interpreter(vars(reference_module)).run, worker.run)
-    assert all(evidence.passed.values()) and len(evidence.passed) == len(PROBES)
+    assert all(evidence.passed.values()) and len(evidence.passed) == len(ALL_PROBES)
     for _, _, builder, _ in BATTERY:
         steps = build(builder).steps
         got = worker.run(steps).outcome
@@ -610,7 +537,7 @@ def test_the_simulator_gives_the_references_numbers(reference_module):
         want, got = interpreter.run(steps), simulate(steps)
         assert want["ok"] == got["ok"], steps
         assert want["snapshots"] == got["snapshots"] and want["orders"] == got["orders"], steps
-    for probe in PROBES:
+    for probe in ALL_PROBES:
         steps = _steps(probe)
         assert simulate(steps)["snapshots"] == interpreter.run(steps)["snapshots"], probe.id
 
@@ -662,7 +589,7 @@ def test_catalog_formulas_compute():
 
 @pytest.mark.skipif(not os.environ.get("FEEDBACK_SUITES"),
                     reason="grades every corpus mutant on suite 'all' with real workers; set FEEDBACK_SUITES=1")
-def test_culprit_accuracy_on_the_graded_suites(tmp_path, grade_submission, capsys):
+def test_culprit_accuracy_on_the_graded_suites(tmp_path, grade_submission):
     pairs, right, misses, wrong_hints = 0, 0, [], []
     for mutant in MUTANTS:
         path = tmp_path / mutant.id / "tiny_autograd.py"
@@ -675,15 +602,12 @@ def test_culprit_accuracy_on_the_graded_suites(tmp_path, grade_submission, capsy
             if test.passed or finding.get("kind") not in ("grad", "der", "data", "order"):
                 continue
             pairs += 1
-            if finding.get("culprit") == want:
+            if blamed(finding) == want:
                 right += 1
             else:
-                misses.append(f"{mutant.id} / {test.nodeid}: {finding.get('culprit')!r}, expected {want!r}")
+                misses.append(f"{mutant.id} / {test.nodeid}: {blamed(finding)!r}, expected {want!r}")
             shown = (finding.get("hint") or {}).get("id")
             if want_hint is not NO_HINT and shown not in (want_hint, None):
                 wrong_hints.append(f"{mutant.id} / {test.nodeid}: hint {shown}, expected {want_hint}")
-    with capsys.disabled():
-        print(f"\nculprit accuracy on the graded suites: {right}/{pairs} = {right / pairs:.1%}; "
-              f"wrong hints: {len(wrong_hints)}")
-    assert right >= 0.9 * pairs, "\n".join(misses)
+    assert right >= 0.9 * pairs, f"{right}/{pairs} named right:\n" + "\n".join(misses)
     assert not wrong_hints, "\n".join(wrong_hints)

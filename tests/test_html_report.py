@@ -23,6 +23,7 @@ from grader import cli, html_report, terminal
 from grader.engine import Engine
 from grader.grading import grade
 from grader import results as results_model
+from grader.exercise import category_name
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mutants import MUTANTS, REFERENCE  # noqa: E402
@@ -122,7 +123,7 @@ def test_the_page_has_the_score_of_every_category(graded):
     result, page, _, _ = graded
     text = " ".join(parse(page).text)
     for category, (earned, possible) in result.categories().items():
-        name = results_model.category_name(category)
+        name = category_name(category)
         assert name["en"] in text and name["zh"] in text
         assert f"{earned:g} / {possible:g}" in text
     assert f"{result.score:g} / {result.max_score:g}" in text
@@ -232,7 +233,7 @@ def test_the_summary_fits_80_columns(graded, lang):
     for diagnosis in result.diagnoses():
         assert " ".join(diagnosis.nudge[lang].split()[:2]) in text  # every problem's nudge is shown
     for category in result.categories():
-        assert results_model.category_name(category)[lang] in text
+        assert category_name(category)[lang] in text
 
 
 def test_the_summary_is_coloured_only_on_a_terminal(graded, monkeypatch):

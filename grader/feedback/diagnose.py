@@ -20,12 +20,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from grader.exercise import EXERCISE
+from grader.exercise import EXERCISE, SEMANTIC_LABELS
 from grader.feedback.catalog import load
 from grader.i18n import bilingual
 from grader.points import exact_sum
 
 _DUAL = "Dual."
+NUMBER_KINDS = ("grad", "der", "data")
+NUMBERS = "wrong-numbers"  # the key of an op's wrong numbers, before its rule is chosen
 
 
 @dataclass
@@ -101,10 +103,16 @@ def _backward_error_op(tests):
 
 
 def _key(test, finding):
+    """Wrong numbers in one op are one mistake, whichever rule a test saw broken
+    (a hint's `=` for `+=` and plain wrong numbers in the same `_backward`); rules
+    of backward()/zero_grad, exceptions and hangs are told apart by their rule."""
     diagnosis = finding.get("diagnosis")
     if not diagnosis:
         return ("unexplained", test.nodeid)
-    return (diagnosis["rule"], diagnosis.get("op"))
+    op = diagnosis.get("op")
+    if finding.get("kind") in NUMBER_KINDS and op and op not in SEMANTIC_LABELS:
+        return (NUMBERS, op)
+    return (diagnosis["rule"], op)
 
 
 def _diagnosis(key, tests, result):
@@ -114,7 +122,9 @@ def _diagnosis(key, tests, result):
     hinted = [(f.get("diagnosis") or {}).get("id") for f in findings if f.get("hint")]
     rule, op = key
     diagnosis_id = Counter(hinted).most_common(1)[0][0] if hinted else (ids.most_common(1)[0][0] if ids else rule)
-    best = next((f for f in findings if (f.get("diagnosis") or {}).get("id") == diagnosis_id and f.get("hint")), shown)
+    best = next((f for f in findings if (f.get("diagnosis") or {}).get("id") == diagnosis_id), shown)
+    if rule == NUMBERS:
+        rule = (best.get("diagnosis") or {}).get("rule") or rule
     lost = {}
     for test in tests:
         lost[test.category] = exact_sum([lost.get(test.category, 0.0), test.max_score - test.score])

@@ -16,6 +16,7 @@ from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
 from grader.feedback.finding import ERROR_RULES, Finding
 from grader.feedback.forward import dual_finding
+from grader.feedback.functions import is_reflected, method_name, parts, wrong_method
 from grader.feedback.reverse import blame_cause, grad_finding
 from grader.feedback.snippet import runnable
 from grader.feedback.wording import order_text, show
@@ -85,6 +86,36 @@ class Explainer:
         rule_id = rule_id or CATEGORY_RULES.get(self.category)
         return self.rule(rule_id, diagnosed=False) if rule_id else None
 
+    def built_method(self, culprits):
+        """When a culprit node is an op built from others and the probes say a method
+        it runs is wrong while what that method is built from is right
+        (grader/feedback/functions.py): {method, cause, rule} to blame it."""
+        for number in culprits:
+            step = self.graph.node_steps[number]
+            if step[0] != "op":
+                continue
+            shown = (step[1], self.graph.is_dual(number), is_reflected(step))
+            found = wrong_method(*shown, self.evidence)
+            if found is None:
+                continue
+            method, (inner, labels) = method_name(*found), parts(*found)
+            listed = [f"`{piece}`" for piece in [*map(_label_text, labels), *(method_name(*p) for p in inner)]]
+            pieces, pieces_zh = ", ".join(listed), "、".join(listed)
+            code = render_step(step)
+            if found == shown:
+                cause = T(f"`{code}` runs `{method}`, and what that is built from is right on its own here "
+                          f"({pieces}): the mistake is in `{method}` itself.",
+                          f"`{code}` 运行的是 `{method}`，而它用到的运算单独测试都是对的（{pieces_zh}）："
+                          f"错误就在 `{method}` 本身。")
+            else:
+                cause = T(f"`{code}` uses `{method}`, which is wrong on its own while what it is built from is "
+                          f"right ({pieces}): the mistake is in `{method}`.",
+                          f"`{code}` 用到了 `{method}`：它单独测试就不对，而它用到的运算都是对的（{pieces_zh}）："
+                          f"错误在 `{method}` 中。")
+            rule = self.rule("reflected-op" if found[2] else "built-op")
+            return {"method": method, "cause": cause, "rule": rule, "hint": None}
+        return None
+
     def finding(self, kind, headline, cause=None, snapshot=None, show=(), **extra):
         expected = got = None
         if snapshot is not None:
@@ -96,6 +127,11 @@ class Explainer:
                 expected = self.expected["snapshots"][-1]
             steps_shown = self.steps
         extra.setdefault("rule", self.default_rule())
+        if kind in ("data", "grad", "der") and "method" not in extra:
+            built = self.built_method(extra.get("culprits") or [])
+            if built is not None:
+                cause = built.pop("cause")
+                extra.update(built)
         finding = Finding(
             headline["en"], headline["zh"], kind,
             headline=headline, cause=cause, snapshot=snapshot,
@@ -195,13 +231,17 @@ def _error_finding(explain, got):
         order = EXERCISE.labels()
         candidates = sorted(ops, key=lambda op: order.index(op) if op in order else 99)
         label = candidates[0] if len(candidates) == 1 else ""
+    within_name = where.get("within") if isinstance(where, dict) else None
+    if error["type"] == "ReturnedWrongType" and step[0] == "op":
+        # The method that returned it: `2.0 + d` runs Dual.__radd__, not Dual.__add__.
+        within_name = method_name(step[1], explain.graph.is_dual(culprits[0]), is_reflected(step))
     return explain.finding(
         "error", _error_headline(step, code, error, calls(explain.steps)[got["step"]], place_en, place_zh),
         culprit=label, candidates=candidates, culprits=culprits,
         rule=explain.rule(ERROR_RULES.get(error["type"], "no-exception")),
         error={"type": error["type"], "message": error["message"], "step": got["step"],
                "function": where.get("function") if isinstance(where, dict) else None,
-               "within": where.get("within") if isinstance(where, dict) else None,
+               "within": within_name,
                "line": where.get("line") if isinstance(where, dict) else None},
     )
 
@@ -229,6 +269,13 @@ def _error_headline(step, code, error, call, place_en, place_zh):
                  f"读取节点的 data 和 grad（Dual 为 val 和 der）时抛出 {error['type']}：{error['message']}{place_zh}。")
     return T(f"`{code}` raised {error['type']}: {error['message']}{place_en}.",
              f"`{code}` 抛出 {error['type']}：{error['message']}{place_zh}。")
+
+
+def _label_text(label):
+    """How a culprit label reads in a sentence: "Dual *" for "Dual.*"."""
+    if label == EXERCISE.dual_lift:
+        return "Dual(c)"
+    return f"Dual {label[5:]}" if label.startswith("Dual.") else label
 
 
 def _node_label(explain, number):

@@ -13,7 +13,8 @@ code of the fix. It is plain data: `as_dict()` is what the results keep.
 
 from dataclasses import dataclass, field, fields
 
-from grader.i18n import bilingual
+from grader.exercise import SEMANTIC_LABELS
+from grader.i18n import bilingual, pick
 
 T = bilingual
 LABELS = {
@@ -24,6 +25,8 @@ LABELS = {
 # What a failure of the worker, or an exception, says about the mistake: its rule in the catalog.
 FAILURE_RULES = {"timeout": "returns-in-time", "skipped": "returns-in-time", "budget": "returns-in-time",
                  "cannot-load": "loads", "died": "keeps-running", "malformed": "keeps-running"}
+# What wrong numbers in an op break, when no hint or check names a rule.
+KIND_RULES = {"grad": "chain-rule", "der": "dual-rule", "data": "forward-value"}
 ERROR_RULES = {"ReturnedWrongType": "returns-a-node", "ShadowedMethod": "method-runs",
                "NotImplementedError": "implemented"}
 
@@ -38,6 +41,7 @@ class Finding:
     snapshot: int = None  # which read showed it
     program: str = ""
     culprit: str = ""  # what is to blame: "*", "tanh", "backward", "zero_grad", "Dual.*", "Dual.lift", ...
+    method: str = ""  # a built method the probes blame instead ("Value.__rsub__"): grader/feedback/functions.py
     candidates: list = field(default_factory=list)  # every label still possible, best first
     blame: list = field(default_factory=list)  # [{node, op, label, input, side, expected, got}]
     rule: dict = None  # {id, en, zh, summary, nudge, diagnosed}
@@ -59,7 +63,7 @@ class Finding:
     source: dict = field(default=None, repr=False, compare=False)  # set by explain(); not reported
 
     def text(self, lang):
-        return self.zh if lang == "zh" else self.en
+        return pick({"en": self.en, "zh": self.zh}, lang)
 
     def compose(self):
         """Rebuild the levels, the diagnosis and the full messages from the parts (after a refinement)."""
@@ -90,7 +94,7 @@ class Finding:
         if self.hint:
             self.nudge = {"en": self.hint["en"], "zh": self.hint["zh"]}
             self.explanation = self.hint.get("explain") or local or rule
-        elif local and self.kind in ("grad", "der", "data"):
+        elif local and self.kind in ("grad", "der") and not self.method:
             self.nudge, self.explanation = local.get("nudge"), {"en": local["en"], "zh": local["zh"]}
         elif rule:
             self.nudge, self.explanation = rule.get("nudge"), {"en": rule["en"], "zh": rule["zh"]}
@@ -100,6 +104,10 @@ class Finding:
     def _rule_id(self):
         if self.hint:
             return self.hint["rule"]
+        if self.kind in KIND_RULES and self.culprit and self.culprit not in SEMANTIC_LABELS \
+                and not (self.rule or {}).get("diagnosed", True):
+            # The test's own rule (its category's) is not what the numbers show about an op.
+            return KIND_RULES[self.kind]
         if self.kind == "worker":
             return FAILURE_RULES.get((self.failure or {}).get("kind"), "keeps-running")
         if self.kind == "error" and self.error and self.error.get("type") in ERROR_RULES:
@@ -117,7 +125,7 @@ class Finding:
             # the submission's own names: results are the grader's words.
             op = (self.error or {}).get("within") or self.culprit or None
         else:
-            op = self.culprit or None
+            op = self.method or self.culprit or None
         return {"rule": rule, "op": op, "id": self.hint["id"] if self.hint else rule}
 
     def as_dict(self):

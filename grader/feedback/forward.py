@@ -28,7 +28,9 @@ def dual_finding(explain, number, want, have, wrong):
         ranked = [label] + [r for r in ranked if r != label]
         first = next((n for n in first_wrong if label in dual_labels(explain, n)), first)
         step = graph.node_steps[first]
-    op = step[1] if step[0] == "op" else "Dual(...)"
+    if step[0] == "dual":
+        return _leaf_finding(explain, number, headline, wrong, first, want, have)
+    op = step[1]
     desc = explain.describe_node(first)
     inputs = graph.inputs_of(first)
     inputs_en = ", ".join(f"n{i} (val {show(want[i][0])}, der {show(want[i][1])})" for i in inputs)
@@ -49,6 +51,26 @@ def dual_finding(explain, number, want, have, wrong):
         rule=explain.rule(hint.hint.rule) if hint else explain.rule("dual-rule", diagnosed=False),
         hint=hint.as_dict() if hint else None,
     )
+
+
+def _leaf_finding(explain, number, headline, wrong, first, want, have):
+    """A leaf's der is wrong: the only code that made it is Dual's constructor."""
+    desc = explain.describe_node(first)
+    if len(explain.graph.node_steps[first]) > 2:
+        cause = T(f"n{first}.der of {desc} should be the der it was given, {show(want[first][1])}, got "
+                  f"{show(have[first][1])}: check what `Dual.__init__` keeps.",
+                  f"{desc} 的 der 应为创建时给定的 {show(want[first][1])}，实际是 {show(have[first][1])}："
+                  f"请检查 `Dual.__init__` 保存了什么。")
+    else:
+        cause = T(f"{desc} is made without a der, so it is a constant: its der should be "
+                  f"{show(want[first][1])}, got {show(have[first][1])}: check the default of `der` in `Dual.__init__`.",
+                  f"{desc} 创建时没有给 der，所以它是常数：它的 der 应为 {show(want[first][1])}，实际是 "
+                  f"{show(have[first][1])}：请检查 `Dual.__init__` 中 `der` 的默认值。")
+    blame = [{"node": first, "op": "Dual", "label": "Dual", "labels": ["Dual"], "input": None, "side": "",
+              "expected": want[first][1], "got": have[first][1]}]
+    return explain.finding("der", headline, cause, snapshot=number, show=[first], culprit="Dual",
+                           candidates=["Dual"], blame=blame, culprits=[first], wrong_nodes=wrong,
+                           rule=explain.rule("dual-constant"), method="Dual.__init__")
 
 
 def dual_labels(explain, number):

@@ -20,6 +20,7 @@ Probes never decide a score: they only choose between explanations.
 from dataclasses import dataclass
 
 from grader.exercise import EXERCISE, REVERSE_VARIABLES
+from grader.feedback.functions import built_methods, method_name
 from grader.feedback.matcher import agrees
 from grader.feedback.simulate import simulate
 from grader.formula import Formula
@@ -189,7 +190,7 @@ def _dual_twice(name):
 def _dual_constants(g):
     a = g.dual(2.0, 0.5)
     _ = a * 3.0
-    _ = 3.0 + a
+    _ = a + 3.0  # a number on the right: `3.0 + a` is __radd__'s own probe
     g.read()
 
 
@@ -200,6 +201,39 @@ def _dual_probes():
         probes.append(_probe(f"dual-{EXERCISE.op(name).text['en']}", [f"Dual.{name}"], build))
     return probes + [_probe("dual-constants", [EXERCISE.dual_lift], _dual_constants)]
 
+
+# Probes of the methods built from other ops (grader/feedback/functions.py): each
+# alone, applied to its own result so that a wrong upstream factor shows too.
+
+CONSTANT = 2.0  # the plain number on the left of a reflected op
+
+
+def _method_probe(name, dual, reflected):
+    op = EXERCISE.op(name)
+
+    def build(g):
+        if dual:
+            a, b = g.dual(2.0, 0.5), g.dual(-1.5, 1.0)
+        else:
+            a, b = g.values(1.5, -2.0)
+        if reflected:
+            out = g.op(name, CONSTANT, g.op(name, CONSTANT, a.ref).ref)
+        elif op.arity == 2:
+            out = g.op(name, g.op(name, a.ref, b.ref).ref, a.ref)
+        else:
+            out = g.op(name, g.op(name, a.ref).ref)
+        if dual:
+            g.read()
+        else:
+            g.backward(out)
+
+    return build
+
+
+FUNCTION_PROBES = tuple(
+    _probe(f"method-{method_name(*method)}", [method_name(*method)], _method_probe(*method))
+    for method in built_methods()
+)
 
 PROBES = (
     *_op_probes(),
@@ -214,6 +248,9 @@ PROBES = (
 )
 
 
+ALL_PROBES = PROBES + FUNCTION_PROBES
+
+
 class Evidence:
     """Which probes a submission passes, and what that rules out."""
 
@@ -222,18 +259,20 @@ class Evidence:
         run); `expected`: probe id -> the reference's (default: simulated)."""
         self.outcomes = dict(outcomes)
         expected = expected or {}
-        self.passed = {}
-        for probe in PROBES:
+        self.passed, self.raised = {}, set()
+        for probe in ALL_PROBES:
             if probe.id in self.outcomes:
                 want = expected.get(probe.id) or _reference(probe)
                 got = self.outcomes[probe.id]
                 self.passed[probe.id] = bool(got.get("ok")) and agrees(want, got, probe.last_read)
+                if not got.get("ok"):
+                    self.raised.add(probe.id)
         self._refuted = {}
 
     @classmethod
-    def gather(cls, run_reference, run_submission, probes=PROBES):
+    def gather(cls, run_reference, run_submission, probes=None):
         outcomes, expected = {}, {}
-        for probe in probes:
+        for probe in ALL_PROBES if probes is None else probes:
             steps = _steps(probe)
             expected[probe.id] = run_reference(steps)
             reply = run_submission(steps)
@@ -244,8 +283,13 @@ class Evidence:
 
     def cleared(self, label):
         """Every probe about `label` ran and passed."""
-        about = [p for p in PROBES if label in p.about]
+        about = [p for p in ALL_PROBES if label in p.about]
         return bool(about) and all(self.passed.get(p.id) for p in about)
+
+    def failed(self, label):
+        """A probe about `label` ran to the end and gave other numbers than the reference."""
+        return any(p.id in self.passed and not self.passed[p.id] and p.id not in self.raised
+                   for p in ALL_PROBES if label in p.about)
 
     def refutes(self, model, culprit=None):
         """The submission does not make this mistake (see the module docstring);

@@ -5,11 +5,38 @@ the reference and a worker of its own, so the outcome and the score of the test
 are already fixed and cannot change.
 """
 
+from grader.exercise import EXERCISE
 from grader.feedback.explain import explain, narrow
+from grader.i18n import bilingual
+from grader.program import graph_from_steps, render_step
 from grader.feedback.shrink import SHRINKABLE, Shrinker, judge_with, node_count
 
 MAX_CALLS = 60  # worker calls per failed test
 MAX_SECONDS = 4.0  # per failed test; a bound for a slow submission, not the usual stop
+
+
+def earlier_mistake(finding, run_reference, worker, evidence):
+    """An exception can be the consequence of a wrong value made earlier (`log` of a
+    number that should have been positive): the program up to the step that raised,
+    then a read, shows that value. Its finding, when it shows a wrong value, is the
+    mistake to report (the test still failed by raising)."""
+    source, step = finding.source, (finding.error or {}).get("step")
+    if not isinstance(step, int) or not any(s[0] in EXERCISE.node_kinds for s in finding.steps[:step]):
+        return None
+    prefix = [*finding.steps[:step], ["read"]]
+    reply = worker.run(prefix)
+    if reply.failure:
+        return None
+    found = explain(graph_from_steps(prefix), run_reference(prefix), reply, locate=source["locate"],
+                    rule=source["rule"], category=source["category"], evidence=evidence,
+                    oracle=source.get("oracle"))
+    if not found or found[0].kind != "data":
+        return None
+    earlier = found[0]
+    code, error = render_step(finding.steps[step]) or finding.steps[step][0], finding.error["type"]
+    then = bilingual(f"Later `{code}` raises {error} because of it.", f"后面的 `{code}` 正是因此抛出了 {error}。")
+    earlier.cause = bilingual(*(f"{(earlier.cause or {}).get(lang, '')} {then[lang]}".strip() for lang in ("en", "zh")))
+    return earlier.compose()
 
 
 def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
@@ -28,6 +55,8 @@ def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
     worker = engine.shrink_worker() if run_reference is not None else None
     if worker is None:
         return finding
+    if finding.kind == "error":
+        finding = earlier_mistake(finding, run_reference, worker, evidence) or finding
     hints = frozenset([finding.hint["id"]]) if finding.hint else frozenset()
     judge = judge_with(explain, rule=source["rule"], category=source["category"], hints=hints, evidence=evidence,
                        oracle=source.get("oracle"), locate=source["locate"])

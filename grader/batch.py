@@ -1,9 +1,11 @@
 """Grade a whole class: `python -m grader batch DIR --out grades.csv [--jobs N]`.
 
 Every direct child of DIR (a file or a folder) is one student's submission. Each
-is graded exactly like `python -m grader grade` would grade it; the results go
-to one JSON file per student (Gradescope format) in a folder next to the CSV,
-and the CSV gradebook has one row per student: total and each category.
+is graded exactly like `python -m grader grade` would grade it (by default with
+the hidden tests: `--suite all`); the results go to one JSON file per student
+(Gradescope format) in a folder next to the CSV. The CSV gradebook has one row
+per student: total, each category and the ids of the student's problems
+(grader/problems.py).
 
 Parallelism: N grading processes (forkserver where the OS has it, else spawn),
 each grading many submissions one after the other. By default (`--engine
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from grader import files
 from grader.plugin import CATEGORIES
+from grader.problems import failures, problem_ids
 from grader.submission import SKIPPED_DIRS, walk_submission
 from grader.text import file_name, one_line
 from grader.worker_client import Limits
@@ -74,11 +77,12 @@ class Row:
     note: str = ""
     seconds: float = 0.0
     reused: bool = False
+    problems: list = field(default_factory=list)  # diagnosis ids (grader/problems.py)
 
 
 @dataclass
 class Options:
-    suite: str = "public"
+    suite: str = "all"
     lang: str = "en"
     limits: Limits = field(default_factory=Limits)
     fingerprint: str = ""
@@ -236,6 +240,7 @@ def _row_from_results(student, data, reused=False, seconds=0.0):
         note=batch.get("note", ""),
         seconds=seconds,
         reused=reused,
+        problems=problem_ids(data),
     )
 
 
@@ -248,6 +253,7 @@ def grade_job(job, options, oracle=None):
     from grader.grading import grade
 
     started = time.monotonic()
+    result = None
     try:
         if not (Path(job.path).is_file() or Path(job.path).is_dir()):
             # A pipe or a device: reading it could block the grader forever.
@@ -274,6 +280,7 @@ def grade_job(job, options, oracle=None):
         "grader_fingerprint": options.fingerprint,
         "status": status,
         "note": note,
+        "failures": _failures(result),
     }
     try:
         files.write_json(job.results_file, data)
@@ -282,6 +289,14 @@ def grade_job(job, options, oracle=None):
     row = _row_from_results(job.student, data, seconds=time.monotonic() - started)
     row.status, row.note = status, note
     return row
+
+
+def _failures(result):
+    """What the gradebook's problems are derived from until diagnoses exist (grader/problems.py)."""
+    try:
+        return failures(result) if result is not None else []
+    except Exception:  # the record is a convenience: it never costs a grade
+        return []
 
 
 def error_results(note, grader_error=True):
@@ -426,18 +441,18 @@ def _failed(job, options, note):
         files.write_json(job.results_file, data)
     except OSError:
         pass
-    return Row(job.student, "error", note=note)
+    return Row(job.student, "error", note=note, problems=problem_ids(data))
 
 
 # ---------------------------------------------------------------- gradebook
 
 
 def write_gradebook(path, rows):
-    """CSV: student, total, each category, then max_total, status and a note."""
+    """CSV: student, total, each category, then max_total, status, a note and the problems' ids."""
     present = [c for c in CATEGORIES if any(c in row.categories for row in rows)]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "total", *present, "max_total", "status", "note"])
+    writer.writerow(["student", "total", *present, "max_total", "status", "note", "problems"])
     for row in sorted(rows, key=lambda r: r.student):
         writer.writerow([
             _cell(row.student),
@@ -446,6 +461,7 @@ def write_gradebook(path, rows):
             _number(row.max_score),
             _cell(row.status),
             _cell(row.note.splitlines()[0] if row.note else ""),
+            _cell(" ".join(row.problems)),
         ])
     files.write_private(path, buffer.getvalue())
 
@@ -506,7 +522,7 @@ def parse_shard(text):
     return index, count
 
 
-def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=None, stream=None, engine="replay"):
+def run(folder, out_csv, jobs=1, suite="all", lang="en", limits=None, shard=None, stream=None, engine="replay"):
     """Grade the class in `folder`; returns the rows of the gradebook it wrote."""
     stream = stream or sys.stderr
     folder, out_csv = Path(folder), Path(out_csv)

@@ -147,6 +147,9 @@ def test_gradebook_has_one_row_per_student_with_total_and_categories(graded_clas
         results = json.loads((batch.results_folder(out) / f"{row['student']}.json").read_text(encoding="utf-8"))
         assert results["score"] == float(row["total"])
     assert "200 submissions" in log and "graded 200" in log
+    assert header[-1] == "problems"
+    for row in rows.values():  # a lost point always has a problem; a full score none
+        assert bool(row["problems"]) == (float(row["total"]) < float(row["max_total"])), row
 
 
 def test_correct_submissions_get_full_marks_in_every_form(graded_class):

@@ -3,9 +3,11 @@
 Every direct child of DIR (a file or a folder) is one student's submission. Each
 is graded exactly like `python -m grader grade` would grade it (by default with
 the hidden tests: `--suite all`); the results go to one JSON file per student
-(Gradescope format) in a folder next to the CSV. The CSV gradebook has one row
-per student: total, each category and the ids of the student's problems
-(grader/problems.py).
+(Gradescope format), with the student's HTML report beside it, in a folder next
+to the CSV. The CSV gradebook has one row per student: total, each category and
+the ids of the student's problems (grader/problems.py); the class report
+(grader/class_report.py) goes next to it, and the run says what changed since
+the last gradebook (grader/gradebook_changes.py).
 
 Parallelism: N grading processes (forkserver where the OS has it, else spawn),
 each grading many submissions one after the other. By default (`--engine
@@ -42,7 +44,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader import files
+from grader import class_report, files, gradebook_changes
 from grader.plugin import CATEGORIES
 from grader.problems import failures, problem_ids
 from grader.submission import SKIPPED_DIRS, walk_submission
@@ -281,6 +283,7 @@ def grade_job(job, options, oracle=None):
         "status": status,
         "note": note,
         "failures": _failures(result),
+        "report": _student_report(result, job.results_file, options.lang),
     }
     try:
         files.write_json(job.results_file, data)
@@ -297,6 +300,21 @@ def _failures(result):
         return failures(result) if result is not None else []
     except Exception:  # the record is a convenience: it never costs a grade
         return []
+
+
+def _student_report(result, results_file, lang):
+    """The student's own HTML report beside their results file (the instant drawings, not
+    Graphviz); its file name, or "" when none was written."""
+    if result is None:
+        return ""
+    path = Path(results_file).with_suffix(".html")
+    try:
+        from grader import html_report
+
+        html_report.write(result, path, lang, use_dot=False)
+    except Exception:  # a report never costs a grade
+        return ""
+    return path.name
 
 
 def error_results(note, grader_error=True):
@@ -535,7 +553,8 @@ def run(folder, out_csv, jobs=1, suite="all", lang="en", limits=None, shard=None
     warning = readable_class_warning(folder)
     if warning:
         print(warning, file=stream)
-    students = find_submissions(folder, exclude=(out_csv, out_dir))
+    before = gradebook_changes.last_gradebook(out_csv)
+    students = find_submissions(folder, exclude=(out_csv, out_dir, class_report.report_path(out_csv)))
     if shard:
         index, count = shard
         students = [s for number, s in enumerate(students) if number % count == index - 1]
@@ -563,15 +582,30 @@ def run(folder, out_csv, jobs=1, suite="all", lang="en", limits=None, shard=None
         print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {one_line(row.student, 80)}: "
               f"{row.score:g}/{row.max_score:g}  ({row.seconds:.2f} s){mark}", file=stream, flush=True)
 
+    reasons = {job.student: gradebook_changes.regrade_reason(job.results_file, job.content_hash, options.fingerprint)
+               for job in todo}
     run_jobs(todo, options, jobs, progress)
     write_gradebook(out_csv, rows)
+    changes = gradebook_changes.compare(before, rows, reasons, _cell)
+    report = _write_class_report(out_csv, rows, names, out_dir, changes, options, stream)
     elapsed = time.monotonic() - started
     errors = sum(1 for r in rows if r.status == "error")
     rate = len(todo) / elapsed if elapsed > 0 and todo else 0.0
+    if changes.removed:
+        print("removed since the last gradebook: " + ", ".join(one_line(n, 80) for n in changes.removed), file=stream)
     print(f"graded {len(todo)}, reused {total - len(todo)}, errors {errors} in {elapsed:.1f} s"
-          + (f" ({rate:.1f} submissions/s)" if todo else "") + f"; gradebook {out_csv}, results in {out_dir}",
-          file=stream)
+          + (f" ({rate:.1f} submissions/s)" if todo else "") + f"; {changes.summary()}; gradebook {out_csv}"
+          + (f", class report {report}" if report else "") + f", results in {out_dir}", file=stream)
     return rows
+
+
+def _write_class_report(out_csv, rows, names, out_dir, changes, options, stream):
+    """grades.html (grader/class_report.py); its path, or None if it could not be written."""
+    try:
+        return class_report.write(out_csv, rows, names, out_dir, changes, options.suite, options.lang)
+    except Exception as error:  # the gradebook is written: the report never costs it
+        print(f"could not write the class report: {type(error).__name__}: {one_line(str(error))}", file=stream)
+        return None
 
 
 def readable_class_warning(folder):
@@ -605,8 +639,8 @@ def _record_plan(suite, stream):
 
 def add_arguments(parser):
     parser.add_argument("folder", help="a folder with one file or folder per student")
-    parser.add_argument("--out", default="grades.csv", help="the CSV gradebook (default: %(default)s); "
-                        "results JSON go to a folder next to it")
+    parser.add_argument("--out", default="grades.csv", help="the CSV gradebook (default: %(default)s); the class "
+                        "report goes next to it (same name, .html), each student's results to a folder beside it")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: %(default)s)")
     parser.add_argument("--shard", default=None, help="grade only shard K of N (K/N), e.g. one job of a CI matrix")
     parser.add_argument("--call-timeout", type=float, default=None, help="seconds one test program may take")

@@ -1,9 +1,13 @@
 """Grade a whole class: `python -m grader batch DIR --out grades.csv [--jobs N]`.
 
 Every direct child of DIR (a file or a folder) is one student's submission. Each
-is graded exactly like `python -m grader grade` would grade it; the results go
-to one JSON file per student (Gradescope format) in a folder next to the CSV,
-and the CSV gradebook has one row per student: total and each category.
+is graded exactly like `python -m grader grade` would grade it (by default with
+the hidden tests: `--suite all`); the results go to one JSON file per student
+(Gradescope format), with the student's HTML report beside it, in a folder next
+to the CSV. The CSV gradebook has one row per student: total, each category and
+the ids of the student's problems (grader/problems.py); the class report
+(grader/class_report.py) goes next to it, and the run says what changed since
+the last gradebook (grader/gradebook_changes.py).
 
 Parallelism: N grading processes (forkserver where the OS has it, else spawn),
 each grading many submissions one after the other. By default (`--engine
@@ -40,8 +44,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from grader import files
+from grader import class_report, files, gradebook_changes
 from grader.exercise import categories
+from grader.problems import problem_ids
 from grader.submission import SKIPPED_DIRS, walk_submission
 from grader.text import file_name, one_line
 from grader.worker_client import Limits
@@ -74,11 +79,12 @@ class Row:
     note: str = ""
     seconds: float = 0.0
     reused: bool = False
+    problems: list = field(default_factory=list)  # diagnosis ids (grader/problems.py)
 
 
 @dataclass
 class Options:
-    suite: str = "public"
+    suite: str = "all"
     lang: str = "en"
     limits: Limits = field(default_factory=Limits)
     fingerprint: str = ""
@@ -236,6 +242,7 @@ def _row_from_results(student, data, reused=False, seconds=0.0):
         note=batch.get("note", ""),
         seconds=seconds,
         reused=reused,
+        problems=problem_ids(data),
     )
 
 
@@ -248,6 +255,7 @@ def grade_job(job, options, oracle=None):
     from grader.grading import grade
 
     started = time.monotonic()
+    result = None
     try:
         if not (Path(job.path).is_file() or Path(job.path).is_dir()):
             # A pipe or a device: reading it could block the grader forever.
@@ -274,6 +282,7 @@ def grade_job(job, options, oracle=None):
         "grader_fingerprint": options.fingerprint,
         "status": status,
         "note": note,
+        "report": _student_report(result, job.results_file, options.lang),
     }
     try:
         files.write_json(job.results_file, data)
@@ -282,6 +291,21 @@ def grade_job(job, options, oracle=None):
     row = _row_from_results(job.student, data, seconds=time.monotonic() - started)
     row.status, row.note = status, note
     return row
+
+
+def _student_report(result, results_file, lang):
+    """The student's own HTML report beside their results file (the instant drawings, not
+    Graphviz); its file name, or "" when none was written."""
+    if result is None:
+        return ""
+    path = Path(results_file).with_suffix(".html")
+    try:
+        from grader import html_report
+
+        html_report.write(result, path, lang, use_dot=False)
+    except Exception:  # a report never costs a grade
+        return ""
+    return path.name
 
 
 def error_results(note, grader_error=True):
@@ -426,18 +450,18 @@ def _failed(job, options, note):
         files.write_json(job.results_file, data)
     except OSError:
         pass
-    return Row(job.student, "error", note=note)
+    return Row(job.student, "error", note=note, problems=problem_ids(data))
 
 
 # ---------------------------------------------------------------- gradebook
 
 
 def write_gradebook(path, rows):
-    """CSV: student, total, each category, then max_total, status and a note."""
+    """CSV: student, total, each category, then max_total, status, a note and the problems' ids."""
     present = [c for c in categories() if any(c in row.categories for row in rows)]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "total", *present, "max_total", "status", "note"])
+    writer.writerow(["student", "total", *present, "max_total", "status", "note", "problems"])
     for row in sorted(rows, key=lambda r: r.student):
         writer.writerow([
             _cell(row.student),
@@ -446,6 +470,7 @@ def write_gradebook(path, rows):
             _number(row.max_score),
             _cell(row.status),
             _cell(row.note.splitlines()[0] if row.note else ""),
+            _cell(" ".join(row.problems)),
         ])
     files.write_private(path, buffer.getvalue())
 
@@ -506,7 +531,7 @@ def parse_shard(text):
     return index, count
 
 
-def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=None, stream=None, engine="replay"):
+def run(folder, out_csv, jobs=1, suite="all", lang="en", limits=None, shard=None, stream=None, engine="replay"):
     """Grade the class in `folder`; returns the rows of the gradebook it wrote."""
     stream = stream or sys.stderr
     folder, out_csv = Path(folder), Path(out_csv)
@@ -519,7 +544,8 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
     warning = readable_class_warning(folder)
     if warning:
         print(warning, file=stream)
-    students = find_submissions(folder, exclude=(out_csv, out_dir))
+    before = gradebook_changes.last_gradebook(out_csv)
+    students = find_submissions(folder, exclude=(out_csv, out_dir, class_report.report_path(out_csv)))
     if shard:
         index, count = shard
         students = [s for number, s in enumerate(students) if number % count == index - 1]
@@ -547,15 +573,30 @@ def run(folder, out_csv, jobs=1, suite="public", lang="en", limits=None, shard=N
         print(f"[{done:>{len(str(len(todo)))}}/{len(todo)}] {one_line(row.student, 80)}: "
               f"{row.score:g}/{row.max_score:g}  ({row.seconds:.2f} s){mark}", file=stream, flush=True)
 
+    reasons = {job.student: gradebook_changes.regrade_reason(job.results_file, job.content_hash, options.fingerprint)
+               for job in todo}
     run_jobs(todo, options, jobs, progress)
     write_gradebook(out_csv, rows)
+    changes = gradebook_changes.compare(before, rows, reasons, _cell)
+    report = _write_class_report(out_csv, rows, names, out_dir, changes, options, stream)
     elapsed = time.monotonic() - started
     errors = sum(1 for r in rows if r.status == "error")
     rate = len(todo) / elapsed if elapsed > 0 and todo else 0.0
+    if changes.removed:
+        print("removed since the last gradebook: " + ", ".join(one_line(n, 80) for n in changes.removed), file=stream)
     print(f"graded {len(todo)}, reused {total - len(todo)}, errors {errors} in {elapsed:.1f} s"
-          + (f" ({rate:.1f} submissions/s)" if todo else "") + f"; gradebook {out_csv}, results in {out_dir}",
-          file=stream)
+          + (f" ({rate:.1f} submissions/s)" if todo else "") + f"; {changes.summary()}; gradebook {out_csv}"
+          + (f", class report {report}" if report else "") + f", results in {out_dir}", file=stream)
     return rows
+
+
+def _write_class_report(out_csv, rows, names, out_dir, changes, options, stream):
+    """grades.html (grader/class_report.py); its path, or None if it could not be written."""
+    try:
+        return class_report.write(out_csv, rows, names, out_dir, changes, options.suite, options.lang)
+    except Exception as error:  # the gradebook is written: the report never costs it
+        print(f"could not write the class report: {type(error).__name__}: {one_line(str(error))}", file=stream)
+        return None
 
 
 def readable_class_warning(folder):
@@ -589,8 +630,8 @@ def _record_plan(suite, stream):
 
 def add_arguments(parser):
     parser.add_argument("folder", help="a folder with one file or folder per student")
-    parser.add_argument("--out", default="grades.csv", help="the CSV gradebook (default: %(default)s); "
-                        "results JSON go to a folder next to it")
+    parser.add_argument("--out", default="grades.csv", help="the CSV gradebook (default: %(default)s); the class "
+                        "report goes next to it (same name, .html), each student's results to a folder beside it")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="grading processes (default: %(default)s)")
     parser.add_argument("--shard", default=None, help="grade only shard K of N (K/N), e.g. one job of a CI matrix")
     parser.add_argument("--call-timeout", type=float, default=None, help="seconds one test program may take")

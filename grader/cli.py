@@ -1,7 +1,7 @@
 """python -m grader grade SUBMISSION [--suite public|hidden|all] [--out FILE]
                                    [--format gradescope|classroom|junit|prairielearn] [--lang zh|en]
                                    [--html FILE] [--markdown FILE] [--graded-file NAME]
-python -m grader batch DIR [--out grades.csv] [--jobs N] [--suite ...] (see grader/batch.py)
+python -m grader batch DIR [--out grades.csv] [--jobs N] [--suite all|public|hidden] (see grader/batch.py)
 
 Exit 0 whenever a results file was written, whatever the score; non-zero only
 when the grader itself could not run.
@@ -49,7 +49,8 @@ def build_parser():
                      help="also write the feedback as Markdown (the Classroom workflow's step summary)")
     many = commands.add_parser("batch", help="grade every submission in a folder into a CSV gradebook")
     batch.add_arguments(many)
-    many.add_argument("--suite", choices=SUITES, default="public")
+    many.add_argument("--suite", choices=SUITES, default="all",
+                      help="the tests to grade with (default: %(default)s, the official grade with the hidden tests)")
     many.add_argument("--lang", choices=("zh", "en"), default=None, help="feedback language (default: from the locale)")
     return parser
 

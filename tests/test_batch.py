@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from authoring.notebook import notebook_text
-from grader import batch
+from grader import batch, class_report
 from grader.worker_client import Limits
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 
@@ -147,6 +147,21 @@ def test_gradebook_has_one_row_per_student_with_total_and_categories(graded_clas
         results = json.loads((batch.results_folder(out) / f"{row['student']}.json").read_text(encoding="utf-8"))
         assert results["score"] == float(row["total"])
     assert "200 submissions" in log and "graded 200" in log
+    assert header[-1] == "problems"
+    for row in rows.values():  # a lost point always has a problem; a full score none
+        assert bool(row["problems"]) == (float(row["total"]) < float(row["max_total"])), row
+
+
+def test_the_class_report_covers_the_whole_class(graded_class):
+    from test_class_report import parse  # noqa: E402 (the strict parser of the class report's tests)
+
+    work, kinds, out, log = graded_class
+    parser = parse(class_report.report_path(out).read_text(encoding="utf-8"))
+    assert not parser.problems and parser.stack == []
+    bars = [int(attrs["data-count"]) for tag, attrs in parser.tags if tag == "rect" and attrs.get("class") == "bin"]
+    assert sum(bars) == 200 and bars[-1] == sum(1 for kind in kinds.values() if kind == "correct")
+    assert len([attrs for tag, attrs in parser.tags if tag == "tr" and "data-student" in attrs]) == 200
+    assert f"class report {class_report.report_path(out)}" in log
 
 
 def test_correct_submissions_get_full_marks_in_every_form(graded_class):
@@ -347,7 +362,9 @@ def test_names_never_become_formulas_commands_or_shared_files(tmp_path):
     assert "\x1b" not in log
     assert not [line for line in log.splitlines() if line.startswith("mallory: 100")]
     files = sorted(p.name for p in batch.results_folder(out).iterdir())
-    assert len(files) == len(names), files
+    results = [name for name in files if name.endswith(".json")]
+    reports = [name for name in files if name.endswith(".html")]
+    assert len(results) == len(reports) == len(names) and len(files) == 2 * len(names), files
     assert len({name.casefold() for name in files}) == len(files)  # distinct on a case-blind disk too
 
 
@@ -360,6 +377,8 @@ def test_results_and_gradebook_are_readable_by_the_grader_only(tmp_path):
     results = batch.results_folder(out)
     assert stat.S_IMODE(results.stat().st_mode) == 0o700
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert stat.S_IMODE(out.with_suffix(".html").stat().st_mode) == 0o600  # the class report
+    assert {p.suffix for p in results.iterdir()} == {".json", ".html"}  # results and the student's report
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in results.iterdir())
 
 

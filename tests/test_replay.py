@@ -127,7 +127,7 @@ def test_batch_replays_by_default_and_pytest_gives_the_same_gradebook(tmp_path, 
     for engine in ("replay", "pytest"):
         log = io.StringIO()
         out = tmp_path / engine / "grades.csv"
-        batch.run(folder, out, jobs=1, stream=log, engine=engine)
+        batch.run(folder, out, jobs=1, stream=log, engine=engine, suite="public")
         assert f"(suite public, {engine})" in log.getvalue()
         results = {}
         for path in sorted(batch.results_folder(out).glob("*.json")):

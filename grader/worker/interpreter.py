@@ -65,6 +65,8 @@ class _Missing:
 
 class Interpreter:
     def __init__(self, namespace, source_file=None):
+        """`source_file`: the submission's file name, or several (a notebook kernel's
+        cells), for the place of an error."""
         self.source_file = source_file
         self.Value = namespace.get("Value") or _Missing("Value")
         self.Dual = namespace.get("Dual") or _Missing("Dual")
@@ -144,8 +146,9 @@ def _message(error):
 
 def _where(error, source_file):
     """The innermost frame of the traceback in the submission: file, line, function."""
+    files = (source_file,) if isinstance(source_file, str) else tuple(source_file or ())
     frames = traceback.extract_tb(error.__traceback__)
     for frame in reversed(frames):
-        if frame.filename == source_file:
+        if frame.filename in files:
             return {"file": short(frame.filename, 200), "line": frame.lineno, "function": short(frame.name, 80)}
     return None

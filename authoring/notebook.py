@@ -190,8 +190,9 @@ def split_code(source):
     for node in body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name != "_leaf_backward":
             start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-            # Comments above a definition (even after a blank line) introduce it.
-            while start > 0 and (not lines[start - 1].strip() or lines[start - 1].lstrip().startswith("#")):
+            # Comments above a definition (even after a blank line) introduce it; an indented
+            # one (the reference's `# END SOLUTION`) ends the body before it.
+            while start > 0 and (not lines[start - 1].strip() or lines[start - 1].startswith("#")):
                 start -= 1
             while not lines[start].strip():
                 start += 1

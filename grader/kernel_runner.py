@@ -121,7 +121,8 @@ class KernelRunner:
             return None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            # None: a handler installed from outside Python, which cannot be put back.
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
 def _interrupts(frame):

@@ -132,15 +132,17 @@ def problems(failed):
 
 
 def _problem_key(finding):
+    """(id, op, what else tells two problems apart)."""
+    op = finding.get("culprit") or ""
     error = finding.get("error") or {}
     if error.get("type") == "NotImplementedError":
-        return "not-implemented", finding.get("culprit") or error.get("message", "")
+        return "not-implemented", op, "" if op else error.get("message", "")  # each stub's TODO names its body
     if finding.get("kind") == "worker":
-        return "did-not-finish", finding.get("culprit") or ""
+        return "did-not-finish", op, ""
     if finding.get("kind") in ("unavailable", "error") and not finding.get("rule"):
-        return finding["kind"], finding.get("culprit") or ""
+        return finding["kind"], op, ""
     rule_id = (finding.get("hint") or {}).get("id") or (finding.get("rule") or {}).get("id") or finding.get("kind")
-    return rule_id, finding.get("culprit") or ""
+    return rule_id, op, ""
 
 
 def _shown_size(finding):

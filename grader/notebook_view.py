@@ -87,7 +87,7 @@ def part_lines(report):
         mark = "\u2713" if not result.failed and not result.missing else "\u2717"
         lines.append({"en": f"{mark} {result.part.name}: {result.passed if not result.missing else 0} of "
                             f"{len(result.tests)} ({result.part.title['en']})",
-                      "zh": f"{mark} {result.part.name}：{len(result.tests)} 个通过 "
+                      "zh": f"{mark} {result.part.name}：{len(result.tests)} 个测试通过了 "
                             f"{result.passed if not result.missing else 0} 个（{result.part.title['zh']}）"})
     return lines
 

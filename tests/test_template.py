@@ -343,6 +343,14 @@ def test_notebook_runs_top_to_bottom_and_try_it_cells_say_not_done_yet(tmp_path)
 # ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("source", [template_source, reference_source], ids=["template", "reference"])
+def test_no_exercise_cell_starts_indented(source):
+    """IPython dedents a cell whose first line is indented (an old one dedents every
+    line that starts the same way), which breaks the code below it."""
+    for cell in code_cells(build_notebook(source()), EXERCISE_TAG):
+        assert not cell.source[:1].isspace(), cell.source[:80]
+
+
 def test_notebook_built_from_the_reference_runs_and_both_modes_agree(tmp_path):
     """With the solutions in place, the try-it cells print the gradient of
     f(x, y) = x·y + tanh(x) at (2, 3), and forward and reverse mode give the same ∇f·(1, 0.5)."""

@@ -1,8 +1,13 @@
-"""`python -m authoring [--check]`: write (or check) the generated files.
+"""`python -m authoring [--check] [--preview OUT.ipynb]`: write (or check) the generated files.
 
 The student files (student_template/: the template and its notebook, from the
-reference) and the frozen examples of the suites' @generated tests
-(grader/suites/*/examples.json, drawn by Hypothesis: authoring/freeze.py).
+reference), the frozen examples of the suites' @generated tests
+(grader/suites/*/examples.json, drawn by Hypothesis: authoring/freeze.py) and
+the public suite's plan, which the notebook's checks run
+(grader/suites/public/plan.json, grader/plans.py).
+
+`--preview OUT.ipynb` writes only an instructor's preview: the notebook with
+the reference's solutions filled in (never part of a student bundle).
 """
 
 import argparse
@@ -31,8 +36,23 @@ def suites_root():
     return ROOT / "grader" / "suites"
 
 
+def plan_files():
+    """{path: text} of the public suite's plan, recorded by running the suite (over
+    its committed examples) on nothing."""
+    from grader.plans import PLAN_FILE, plan_text
+    from grader.replay import record_plan
+
+    folder = suites_root() / "public"
+    return {folder / PLAN_FILE: plan_text(record_plan("public"))} if folder.is_dir() else {}
+
+
+def preview_text():
+    """The instructor's preview: the notebook of the reference itself."""
+    return notebook_text(REFERENCE.read_text(encoding="utf-8"), preview=True)
+
+
 def generated_files():
-    """{path: text} for every generated file: the student files and the frozen examples."""
+    """{path: text} for every generated file but the plan: the student files and the frozen examples."""
     return {**student_files(), **freeze.files(suites_root())}
 
 
@@ -59,6 +79,7 @@ def check():
     files = dict(student_files())
     examples = [folder / "examples.json" for folder in freeze.suite_dirs(suites_root())]
     comparable = all(freeze.made_with(path) in (None, hypothesis.__version__) for path in examples)
+    files.update(plan_files())
     if comparable:
         files.update(freeze.files(suites_root()))
     else:
@@ -76,17 +97,27 @@ def check():
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m authoring", description=__doc__)
     parser.add_argument("--check", action="store_true", help="fail if the committed files are stale")
+    parser.add_argument("--preview", metavar="OUT.ipynb", help="write only the notebook with the reference's "
+                        "solutions filled in (an instructor's preview; never hand it out)")
     args = parser.parse_args(argv)
+    if args.preview:
+        path = Path(args.preview)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(preview_text(), encoding="utf-8")
+        print(f"wrote {path} (the reference's solutions filled in: do not hand it out)")
+        return 0
     if args.check:
         stale = check()
         if stale:
             print("stale (run `make template`):", *(p.relative_to(ROOT) for p in stale), file=sys.stderr)
             return 1
         return 0
-    for path, text in generated_files().items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(ROOT)}")
+    # The plan is recorded from the examples on disk: write them first.
+    for files in (generated_files, plan_files):
+        for path, text in files().items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

@@ -4,7 +4,8 @@ student     dist/student/: a folder to push as the GitHub Classroom template
             repository. The exercise (.py and .ipynb), the public suite, the
             grader without the hidden suites and without the reference, the
             public suite's expected outcomes recorded from the reference (see
-            grader/oracle_recorded.py), a Makefile whose `make grade` bootstraps
+            grader/oracle_recorded.py) and its plan for the notebook's check
+            cells (grader/plans.py), a Makefile whose `make grade` bootstraps
             its own .venv, a student README, the Classroom workflow and a
             .gitlab-ci.yml (JUnit report in the pipeline's Tests tab).
             Also dist/classroom-hidden/ when the kit has hidden tests: what an
@@ -33,7 +34,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from authoring.markers import strip_solutions
-from authoring.notebook import notebook_text
+from authoring.notebook import REPOSITORY_PLACEHOLDER, notebook_text
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
@@ -193,21 +194,26 @@ def _fresh(folder):
 # ----------------------------------------------------------------- student
 
 
-def build_student(out=None, submission="tiny_autograd.py", lang="zh", verify=True, log=print):
-    """Write the Classroom template repository to `out` (default dist/student)."""
+def build_student(out=None, submission="tiny_autograd.py", lang="zh", verify=True, log=print, repository=None):
+    """Write the Classroom template repository to `out` (default dist/student).
+    `repository`: its address once pushed, written into the notebook's and the
+    README's Colab cell (students clone it there for the notebook's checks)."""
     if submission not in SUBMISSION_CHOICES:
         raise DistError(f"the graded file must be one of {SUBMISSION_CHOICES}, not {submission!r}")
     out = Path(out or DIST / "student")
     _fresh(out)
     template = strip_solutions(REFERENCE.read_text(encoding="utf-8"))
+    note_zh, note_en = NOTEBOOK_NOTES[submission]
     _write(out / "tiny_autograd.py", template)
-    _write(out / "tiny_autograd.ipynb", notebook_text(template))
+    _write(out / "tiny_autograd.ipynb", notebook_text(template, repository=repository,
+                                                      submit_note={"en": note_en, "zh": note_zh}))
     copy_grader(out / "grader", with_hidden=False)
     programs, tests = record("public", out / "grader" / "expected" / "public.json")
     log(f"recorded {programs} expected outcomes of {tests} public tests")
-    note_zh, note_en = NOTEBOOK_NOTES[submission]
+    write_plan(out / "grader")
     _write(out / "README.md", fill("student/README.md", SUBMISSION=submission,
-                                   NOTEBOOK_NOTE_ZH=note_zh, NOTEBOOK_NOTE_EN=note_en))
+                                   NOTEBOOK_NOTE_ZH=note_zh, NOTEBOOK_NOTE_EN=note_en,
+                                   REPOSITORY=repository or REPOSITORY_PLACEHOLDER))
     _write(out / "Makefile", fill("student/Makefile", SUBMISSION=submission))
     _write(out / ".gitignore", fill("student/gitignore"))
     _write(out / "requirements.txt", requirements_text())
@@ -218,6 +224,24 @@ def build_student(out=None, submission="tiny_autograd.py", lang="zh", verify=Tru
         verify_student(out, log=log)
     log(f"wrote {out}")
     return out
+
+
+def write_plan(grader_folder):
+    """The public suite's plan for the notebook's checks, recorded now (not the kit's
+    committed copy, which could be stale), and proof that the recorded outcomes
+    cover every program it checks."""
+    from grader.oracle_recorded import program_key
+    from grader.plans import PLAN_FILE, plan_from_json, plan_text
+    from grader.replay import record_plan
+
+    text = plan_text(record_plan("public"))
+    recorded = json.loads((grader_folder / "expected" / "public.json").read_text(encoding="utf-8"))["programs"]
+    plan = plan_from_json(json.loads(text))
+    uncovered = [test.nodeid for test in plan.tests for check in test.checks
+                 if program_key(check.steps) not in recorded]
+    if uncovered:
+        raise DistError(f"the recorded outcomes miss programs of the plan: {uncovered[:5]}")
+    _write(grader_folder / "suites" / "public" / PLAN_FILE, text)
 
 
 def verify_student(bundle, python=None, log=print):
@@ -238,6 +262,25 @@ def verify_student(bundle, python=None, log=print):
         failed = [t["name"] + ": " + t["output"][:200] for t in results["tests"] if t["status"] != "passed"]
         raise DistError(f"the bundle gives the reference {results['score']}/{wanted}: {failed[:3]}")
     log(f"verified: the bundle's grader gives the reference {wanted:g}/{wanted:g} without the reference")
+    done = subprocess.run([python, "-c", NOTEBOOK_SELF_CHECK, str(REFERENCE)], cwd=bundle, capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode != 0:
+        raise DistError(f"the bundle's notebook checks fail the reference:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    log("verified: the bundle's notebook checks pass the reference without the reference")
+
+
+# Run in the bundle: the notebook checks (grader/notebook_check.py) on the reference's
+# definitions, as a kernel would hold them; exit 1 unless every part passes.
+NOTEBOOK_SELF_CHECK = """
+import sys
+from grader.notebook_check import PART_NAMES, run_parts
+namespace = {"__name__": "__main__"}
+exec(compile(open(sys.argv[1], encoding="utf-8").read(), "notebook", "exec"), namespace)
+report = run_parts(PART_NAMES, namespace, whole_suite=True)
+from grader.notebook_view import render_text
+print(render_text(report))
+sys.exit(0 if report.ok else 1)
+"""
 
 
 def build_hidden(out=None, log=print):
@@ -319,12 +362,15 @@ def main(argv=None):
                              "Gradescope grades when a submission holds both (default: %(default)s)")
     parser.add_argument("--lang", choices=("zh", "en"), default="zh",
                         help="feedback language on Classroom and Gradescope (default: %(default)s)")
+    parser.add_argument("--repository", metavar="URL", default=None,
+                        help="the student repository's address once pushed (the template repository): written "
+                             "into the Colab cell of the notebook and the README")
     parser.add_argument("--no-verify", action="store_true", help="skip grading the reference with the bundle")
     args = parser.parse_args(argv)
     try:
         if args.what in ("student", "all"):
             build_student(args.out if args.what == "student" else None, args.submission, args.lang,
-                          verify=not args.no_verify)
+                          verify=not args.no_verify, repository=args.repository)
             build_hidden()
         if args.what in ("gradescope", "all"):
             build_gradescope(args.out if args.what == "gradescope" else None, args.lang, submission=args.submission)

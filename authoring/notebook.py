@@ -1,9 +1,13 @@
 """Build the notebook version of the exercise from the generated template.
 
 The notebook holds exactly the template's code, split into one cell per
-top-level class or function, with explanation cells between them and a few
+top-level class or function, with explanation cells between them, a few
 "try it" cells that catch NotImplementedError so the notebook runs top to
-bottom before the student has written anything.
+bottom before the student has written anything, and check cells: after each
+part of the exercise, `%check PART` runs that part's public tests in the
+student's kernel (grader/notebook_check.py), and `%check_all` at the end runs
+them all. Check cells are IPython magics, which the grader never runs when it
+grades the notebook.
 """
 
 import ast
@@ -11,8 +15,14 @@ import ast
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from grader.notebook_check import PARTS
+
 EXERCISE_TAG = "exercise"
 TRY_IT_TAG = "try-it"
+CHECK_TAG = "check"
+PREVIEW_TAG = "preview"
+# Where the course's repository (the bundle, with its grader) is not known yet.
+REPOSITORY_PLACEHOLDER = "https://github.com/YOUR-COURSE/YOUR-REPOSITORY"
 
 INTRO = """\
 # 动手写一个自动微分引擎 / Build a tiny autograd engine
@@ -30,9 +40,27 @@ names the rule to implement. Forward values and the derived ops (`- / radd ...`)
 are already written: they are built from the primitives, so they need no rule of
 their own.
 
-**怎样检查 / how to check:** 在终端运行 `make grade SUBMISSION=tiny_autograd.ipynb`
-(run it in a terminal). 评分器只读取代码单元；以 `!` 或 `%` 开头的行会被忽略。
-The grader reads code cells only; lines starting with `!` or `%` are ignored.
+**怎样检查 / how to check:** 每完成一部分，运行它后面的检查单元格（`%check ...`）：
+它在你自己的 kernel 里运行这部分的公开测试，直接显示哪里不对、能重现问题的最小程序和计算图。
+这是本地反馈，不是正式成绩。先运行一次下面的「本地检查」单元格。
+*After each part, run the check cell below it (`%check ...`): it runs that part's public
+tests in your own kernel and shows what is wrong, the smallest program that shows it, and
+its graph. This is local feedback, not an official grade. Run the "local checks" cell below
+once first.* 在终端里也可以运行 `make grade SUBMISSION=tiny_autograd.ipynb` / or, in a terminal,
+run `make grade SUBMISSION=tiny_autograd.ipynb`. 评分器只读取代码单元；以 `!` 或 `%` 开头的行
+（包括检查单元格）会被忽略。 The grader reads code cells only; lines starting with `!` or `%`
+(the check cells too) are ignored.
+
+**在 Colab 里 / in Colab:** 检查要用到课程仓库里的评分器（`grader/` 文件夹）。在最上面插入一个代码
+单元格，先运行它 / the checks need the grader (the folder `grader/`) of the course repository:
+insert a code cell at the very top and run it first:
+
+```python
+!git clone --depth 1 -q @REPOSITORY@ /content/course
+import sys; sys.path.insert(0, "/content/course")
+```
+
+@REPOSITORY_NOTE@
 
 **评分只用 Python 标准库 / the standard library only:** 画图、做实验时可以 import
 numpy、graphviz 等，但被评分的代码不能用到它们（评分时它们只是占位模块）。
@@ -111,6 +139,44 @@ except NotImplementedError as todo:
 
 TRY_AFTER = {"zero_grad": TRY_REVERSE, "Dual": TRY_FORWARD}
 
+REPOSITORY_NOTE = {
+    False: "把地址换成老师给的课程仓库 / put the address of your course repository (your instructor "
+           "gives it) in place of the one above.",
+    True: "（这是课程仓库的地址 / this is the course repository.）",
+}
+
+SETUP_CHECKS = """\
+# 本地检查：运行一次 / local checks: run this cell once (不是正式成绩 / not an official grade)
+try:
+    %load_ext grader.notebook_check
+except ImportError:
+    print("找不到评分器（grader/ 文件夹）：请从课程仓库的文件夹里打开这个 notebook；在 Colab 里先运行介绍里的单元格。")
+    print("The grader (the folder grader/) was not found: open this notebook from the course repository's "
+          "folder; in Colab, first run the cell given in the introduction.")
+"""
+
+# The parts checked after each exercise cell (grader/notebook_check.py: PARTS).
+# Reverse mode needs the ops and backward() with its topological order: both are
+# checked once the topological order cell is written.
+CHECKS_AFTER = {"_topological_order": ("ops", "backward"), "zero_grad": ("zero_grad",), "Dual": ("Dual",)}
+
+CHECK_ALL_TEXT = """\
+## 全部检查，然后提交 / Check everything, then submit
+
+下面的单元格运行全部公开测试，并说明怎样提交。正式成绩由课程的评分器在你提交后给出，还包括隐藏测试。
+*The cell below runs the whole public suite and says how to submit. Your official grade comes
+from the course's grader after you submit, and includes hidden tests.*"""
+
+PREVIEW_TEXT = """\
+**教师预览 / instructor preview:** 这份 notebook 已经填入参考答案，不要发给学生。
+*This notebook has the reference solutions filled in: do not hand it out.*"""
+
+
+def check_cell_source(part_name):
+    part = next(p for p in PARTS if p.name == part_name)
+    title = part.title["en"] if part.title["zh"] == part.title["en"] else f"{part.title['zh']} / {part.title['en']}"
+    return f"# 检查 / check: {title}\n%check {part.name}"
+
 
 def split_code(source):
     """(name, code) pairs: the module body after the docstring, one per top-level
@@ -124,8 +190,9 @@ def split_code(source):
     for node in body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name != "_leaf_backward":
             start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-            # Comments above a definition (even after a blank line) introduce it.
-            while start > 0 and (not lines[start - 1].strip() or lines[start - 1].lstrip().startswith("#")):
+            # Comments above a definition (even after a blank line) introduce it; an indented
+            # one (the reference's `# END SOLUTION`) ends the body before it.
+            while start > 0 and (not lines[start - 1].strip() or lines[start - 1].startswith("#")):
                 start -= 1
             while not lines[start].strip():
                 start += 1
@@ -144,14 +211,32 @@ def code_body(source):
     return "\n\n\n".join(code for _, code in split_code(source))
 
 
-def build_notebook(template_source):
-    cells = [new_markdown_cell(INTRO)]
-    for name, code in split_code(template_source):
+def intro(repository=None):
+    return (INTRO.replace("@REPOSITORY@", repository or REPOSITORY_PLACEHOLDER)
+            .replace("@REPOSITORY_NOTE@", REPOSITORY_NOTE[bool(repository)]))
+
+
+def build_notebook(source, repository=None, submit_note=None, preview=False):
+    """The notebook of `source` (the template; the reference for an instructor's
+    preview). `repository`: the course repository's address for Colab;
+    `submit_note`: {"en", "zh"}, which file is graded, shown before the last check."""
+    cells = [new_markdown_cell(intro(repository))]
+    if preview:
+        cells.append(new_markdown_cell(PREVIEW_TEXT, metadata={"tags": [PREVIEW_TAG]}))
+    cells.append(new_code_cell(SETUP_CHECKS.rstrip("\n"), metadata={"tags": [CHECK_TAG]}))
+    for name, code in split_code(source):
         if name in CELL_TEXT:
             cells.append(new_markdown_cell(CELL_TEXT[name]))
         cells.append(new_code_cell(code, metadata={"tags": [EXERCISE_TAG]}))
         if name in TRY_AFTER:
             cells.append(new_code_cell(TRY_AFTER[name].rstrip("\n"), metadata={"tags": [TRY_IT_TAG]}))
+        for part in CHECKS_AFTER.get(name, ()):
+            cells.append(new_code_cell(check_cell_source(part), metadata={"tags": [CHECK_TAG]}))
+    text = CHECK_ALL_TEXT
+    if submit_note:
+        text += f"\n\n{submit_note['zh']}\n*{submit_note['en']}*"
+    cells.append(new_markdown_cell(text))
+    cells.append(new_code_cell("# 全部公开测试 / the whole public suite\n%check_all", metadata={"tags": [CHECK_TAG]}))
     notebook = new_notebook(
         cells=cells,
         metadata={
@@ -166,5 +251,5 @@ def build_notebook(template_source):
     return notebook
 
 
-def notebook_text(template_source):
-    return nbformat.writes(build_notebook(template_source)) + "\n"
+def notebook_text(source, **options):
+    return nbformat.writes(build_notebook(source, **options)) + "\n"

@@ -17,41 +17,17 @@ its worker takes to start, instead of a pytest session per submission.
 
 import copy
 import json
-from dataclasses import dataclass, field
 
 from grader.program import graph_from_steps
 from grader.engine import GradingFailure
 from grader.feedback.finding import finding_from_exception
 from grader.generated import current_example
 from grader.grading import grade, run_suite
+from grader.plans import Check, Plan, PlannedTest  # noqa: F401 - the plan's types, re-exported
 
 
 class ReplayUnsupported(RuntimeError):
     """The suite does something a plan cannot replay (grade it with pytest)."""
-
-
-@dataclass
-class Check:
-    steps: list  # the graph program, as checked
-    check_order: bool = False
-    rule: str = None
-    order_only: bool = False
-    example: int = None  # the frozen example it belongs to, None outside @generated tests
-
-
-@dataclass
-class PlannedTest:
-    nodeid: str
-    lineno: int
-    category: str
-    doc: dict  # {"en", "zh"}
-    checks: list = field(default_factory=list)
-
-
-@dataclass
-class Plan:
-    suite: str
-    tests: list  # [PlannedTest], in the order pytest ran them
 
 
 class _Recorder:

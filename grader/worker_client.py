@@ -256,7 +256,7 @@ class Worker:
         if why:
             hung = self._hung_call(request_id, steps) if why == "timeout" else ""
             kind = {"timeout": "timeout", "oversized": "malformed"}.get(why, "died")
-            return self._fail(self._failure_text(why, seconds, hung), {"kind": kind, "call": hung})
+            return self._fail(self._failure_text(why, seconds, hung), {"kind": kind, "call": hung, "seconds": seconds})
         message = replies.parse(line)
         if message is None or message.get("id") != request_id or not replies.valid_outcome(message.get("outcome"), steps):
             return self._fail("the worker sent a malformed reply", {"kind": "malformed"})

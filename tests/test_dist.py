@@ -134,6 +134,18 @@ def test_leak_checks_catch_a_solution_or_a_hidden_test_under_any_name(bundle, tm
         assert any("hidden" in leak for leak in find_leaks(clean))
 
 
+def test_leak_checks_catch_the_instructors_preview_notebook(bundle, tmp_path):
+    """`python -m authoring --preview` (the notebook with the solutions filled in) is
+    never built into the bundle; if it ended up there under any name, the leak checks say so."""
+    from authoring.__main__ import preview_text
+
+    leaky = tmp_path / "leaky"
+    shutil.copytree(bundle, leaky)
+    (leaky / "notes.ipynb").write_text(preview_text(), encoding="utf-8")
+    assert any("solution" in leak and "notes.ipynb" in leak for leak in find_leaks(leaky))
+    assert find_leaks(bundle) == []
+
+
 def bundle_texts(folder):
     return {path: readable_text(path) for path in sorted(folder.rglob("*")) if path.is_file()}
 

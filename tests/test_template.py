@@ -5,7 +5,9 @@
   its own hint, and everything outside the solution markers is kept verbatim;
 * the notebook holds exactly the template's code and runs top to bottom, both as
   shipped (its try-it cells say "not done yet") and with the reference
-  substituted (its try-it cells print two agreeing directional derivatives).
+  substituted (its try-it cells print two agreeing directional derivatives);
+  its check cells, IPython magics, are tested in a kernel by
+  tests/test_notebook_checks.py.
 """
 
 import ast
@@ -21,7 +23,7 @@ import nbformat
 import pytest
 
 from authoring import __main__ as authoring_main
-from authoring.notebook import EXERCISE_TAG, TRY_IT_TAG, build_notebook, code_body
+from authoring.notebook import CHECK_TAG, EXERCISE_TAG, TRY_IT_TAG, build_notebook, code_body
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
@@ -268,6 +270,11 @@ def code_cells(notebook, tag=None):
     ]
 
 
+def python_cells(notebook):
+    """The code cells plain Python runs: all but the check cells (IPython magics)."""
+    return [cell for cell in code_cells(notebook) if CHECK_TAG not in cell.metadata.get("tags", [])]
+
+
 def run_cells(cells, tmp_path):
     """Run the code cells in order, in one fresh interpreter; returns (exit code, output of each cell)."""
     separator = "=== cell boundary ==="
@@ -306,17 +313,21 @@ def test_notebook_exercise_cells_hold_exactly_the_template_code():
     assert notebook_code == template_code
 
 
-def test_notebook_code_cells_are_exercise_or_try_it_cells():
+def test_notebook_code_cells_are_exercise_try_it_or_check_cells():
     notebook = nbformat.read(NOTEBOOK, as_version=4)
     for cell in code_cells(notebook):
         tags = cell.metadata.get("tags", [])
-        assert (EXERCISE_TAG in tags) != (TRY_IT_TAG in tags), cell.source[:80]
+        assert [tag in tags for tag in (EXERCISE_TAG, TRY_IT_TAG, CHECK_TAG)].count(True) == 1, cell.source[:80]
     assert len(code_cells(notebook, TRY_IT_TAG)) == 2
+    magics = [[line.strip() for line in cell.source.splitlines() if line.lstrip().startswith("%")]
+              for cell in code_cells(notebook, CHECK_TAG)]
+    assert magics == [["%load_ext grader.notebook_check"], ["%check ops"], ["%check backward"],
+                      ["%check zero_grad"], ["%check Dual"], ["%check_all"]]
 
 
 def test_notebook_runs_top_to_bottom_and_try_it_cells_say_not_done_yet(tmp_path):
     notebook = nbformat.read(NOTEBOOK, as_version=4)
-    cells = code_cells(notebook)
+    cells = python_cells(notebook)
     returncode, outputs, stderr = run_cells(cells, tmp_path)
     assert returncode == 0, stderr
     assert len(outputs) == len(cells)
@@ -332,11 +343,19 @@ def test_notebook_runs_top_to_bottom_and_try_it_cells_say_not_done_yet(tmp_path)
 # ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("source", [template_source, reference_source], ids=["template", "reference"])
+def test_no_exercise_cell_starts_indented(source):
+    """IPython dedents a cell whose first line is indented (an old one dedents every
+    line that starts the same way), which breaks the code below it."""
+    for cell in code_cells(build_notebook(source()), EXERCISE_TAG):
+        assert not cell.source[:1].isspace(), cell.source[:80]
+
+
 def test_notebook_built_from_the_reference_runs_and_both_modes_agree(tmp_path):
     """With the solutions in place, the try-it cells print the gradient of
     f(x, y) = x·y + tanh(x) at (2, 3), and forward and reverse mode give the same ∇f·(1, 0.5)."""
     notebook = build_notebook(reference_source())
-    cells = code_cells(notebook)
+    cells = python_cells(notebook)
     returncode, outputs, stderr = run_cells(cells, tmp_path)
     assert returncode == 0, stderr
     printed = "".join(outputs)

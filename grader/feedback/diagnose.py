@@ -117,7 +117,10 @@ def _key(test, finding):
 
 def _diagnosis(key, tests, result):
     findings = [t.finding or {} for t in tests]
-    shown = min(findings, key=_size)  # the smallest program: its headline, its numbers
+    # The smallest program: its headline, its numbers. A hang is shown as it first
+    # happened: later tests only say the call was no longer run.
+    hangs = [f for f in findings if (f.get("failure") or {}).get("kind") == "timeout"]
+    shown = hangs[0] if hangs else min(findings, key=_size)
     ids = Counter((f.get("diagnosis") or {}).get("id") for f in findings if (f.get("diagnosis") or {}).get("id"))
     hinted = [(f.get("diagnosis") or {}).get("id") for f in findings if f.get("hint")]
     rule, op = key

@@ -172,8 +172,7 @@ def _explain(graph, expected, reply, check_order, locate, rule, category, hints,
                         oracle=oracle)
     explain.locate = locate or (lambda line, lang="en": f"line {line}")
     if reply.failure:
-        return [explain.finding("worker", T(f"The program could not finish: {reply.failure}.",
-                                            f"程序没能运行完：{reply.failure}。"), failure=reply.cause)]
+        return [explain.finding("worker", _failure_headline(reply), failure=reply.cause)]
     if not got["ok"]:
         return [_error_finding(explain, got)]
     for number, (want, have) in enumerate(zip(expected["snapshots"], got["snapshots"])):
@@ -244,6 +243,23 @@ def _error_finding(explain, got):
                "within": within_name,
                "line": where.get("line") if isinstance(where, dict) else None},
     )
+
+
+def _failure_headline(reply):
+    """Why the program could not finish, in both languages (the worker's reason is English)."""
+    cause = reply.cause or {}
+    kind, call, seconds = cause.get("kind"), cause.get("call") or "", cause.get("seconds")
+    if kind == "timeout" and isinstance(seconds, (int, float)):
+        where_en, where_zh = (f" in `{call}`", f"（卡在 `{call}`）") if call else ("", "")
+        return T(f"The program could not finish: it timed out after {seconds:.3g} s{where_en} "
+                 "(an infinite loop? very slow code?).",
+                 f"程序没能运行完：{seconds:.3g} 秒后超时{where_zh}（死循环？代码太慢？）。")
+    if kind == "skipped" and call:
+        return T(f"Not run: `{call}` did not return in earlier programs, and this one calls it too.",
+                 f"没有运行：`{call}` 在前面的程序里没有返回，这个程序也调用了它。")
+    if kind == "budget":
+        return T(f"Not run: {reply.failure}.", f"没有运行：这份提交的总运行时间已经用完（{reply.failure}）。")
+    return T(f"The program could not finish: {reply.failure}.", f"程序没能运行完：{reply.failure}。")
 
 
 _RETURNED = re.compile(r"returned an? (\S+), not an? (\S+)")

@@ -12,16 +12,18 @@ MOST = 80
 
 
 def exercise_functions(namespace, path):
-    """{"Value.tanh": code, ..., "zero_grad": code}: the functions `path` defines."""
+    """{"Value.tanh": code, ..., "zero_grad": code}: the functions defined in `path`
+    (a file name, or several: a notebook kernel's cells)."""
+    paths = {path} if isinstance(path, str) else set(path)
     found = {}
     for owner in OWNERS:
         cls = namespace.get(owner)
         for name, member in (vars(cls).items() if isinstance(cls, type) else ()):
             code = getattr(getattr(member, "__func__", member), "__code__", None)
-            if code is not None and code.co_filename == path and len(found) < MOST:
+            if code is not None and code.co_filename in paths and len(found) < MOST:
                 found[f"{owner}.{name}"] = code
     code = getattr(namespace.get("zero_grad"), "__code__", None)
-    if code is not None and code.co_filename == path:
+    if code is not None and code.co_filename in paths:
         found["zero_grad"] = code
     return found
 

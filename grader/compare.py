@@ -18,11 +18,6 @@ def matches(expected, got):
     return EXERCISE.matches(expected, got)
 
 
-def wrong_nodes(want, have, field):
-    """The nodes of one read whose `field` (0: data/val, 1: grad/der) differs."""
-    return [n for n in range(len(want)) if not matches(want[n][field], have[n][field])]
-
-
 @dataclass(frozen=True)
 class OrderProblem:
     """Why a returned order is not a topological order of the root's graph.

@@ -6,9 +6,13 @@ worker), then raises `GradingFailure` with a bilingual `Finding` when they diffe
 """
 
 import dataclasses
+from typing import Callable, Optional
 
+from grader.feedback.finding import Finding
 from grader.feedback.explain import explain
-from grader.worker_client import Worker
+from grader.oracle import Oracle
+from grader.protocols import ProgramRunner
+from grader.worker_client import Reply, Worker
 
 SHRINK_CALL_SECONDS = 2.0  # one program, on the shrinking worker
 SHRINK_BUDGET_SECONDS = 30.0  # all shrinking of one submission
@@ -21,7 +25,8 @@ class GradingFailure(AssertionError):
 
 
 class Engine:
-    def __init__(self, worker, oracle, locate=None, shrink_worker=None):
+    def __init__(self, worker: ProgramRunner, oracle: Oracle, locate: Optional[Callable[[int], str]] = None,
+                 shrink_worker: Optional[ProgramRunner] = None):
         self.worker = worker
         self.oracle = oracle
         self.locate = locate
@@ -33,12 +38,12 @@ class Engine:
         self._own_shrink_worker = False
         self._evidence, self._evidence_tried = None, False
 
-    def begin_test(self, category=None):
+    def begin_test(self, category: Optional[str] = None) -> None:
         self._sticky_failure = None
         self.category = category
         self.oracle.begin_test()
 
-    def check(self, graph, check_order=False, rule=None, order_only=False):
+    def check(self, graph, check_order: bool = False, rule: Optional[str] = None, order_only: bool = False) -> None:
         """Raise GradingFailure unless the submission gives the reference's numbers.
 
         `check_order`: also the orders backward() returned; `order_only`: only them
@@ -62,13 +67,13 @@ class Engine:
                 self._sticky_failure = findings[0]
             raise GradingFailure(findings[0])
 
-    def outcome(self, graph):
+    def outcome(self, graph) -> Reply:
         """The submission's raw outcome, for tests that check something custom."""
         return self.worker.run(graph.steps)
 
     # ------------------------------------------------------------ feedback
 
-    def refine(self, finding):
+    def refine(self, finding: Finding) -> Finding:
         """Explain a test's final finding in full: with the probes' evidence and
         the hints, and with the smallest program that fails the same way. Called
         once per failed test, after its outcome is decided; never raises, never
@@ -96,7 +101,7 @@ class Engine:
                 self._evidence = None
         return self._evidence
 
-    def shrink_worker(self):
+    def shrink_worker(self) -> Optional[ProgramRunner]:
         """A second worker on the same submission, started on first use; None when
         the graded worker is not a real one (a dead submission)."""
         if self._shrink_worker is None and isinstance(self.worker, Worker):
@@ -112,10 +117,10 @@ class Engine:
             self._own_shrink_worker = True
         return self._shrink_worker
 
-    def reference_runner(self):
+    def reference_runner(self) -> Optional[Callable[[list], dict]]:
         """Runs any program on the reference (not only recorded ones), or None."""
         return self.oracle.runner()
 
-    def close(self):
+    def close(self) -> None:
         if self._own_shrink_worker and self._shrink_worker is not None:
             self._shrink_worker.stop()

@@ -61,16 +61,6 @@ class Expression:
         leaves = [graph.dual(x, v) for x, v in zip(self.point, direction)]
         return leaves, self.build(graph, leaves)
 
-    def on_line(self, graph, direction=None):
-        """The recipe along x + t·v, as Values with a leaf t = 0.0; returns (t, root).
-
-        After backward() from the root, t.grad is the directional derivative ∇f·v
-        computed in reverse mode: it must equal the der of `on_duals`."""
-        direction = self.direction if direction is None else direction
-        t = graph.value(0.0)
-        leaves = [graph.value(x) + v * t for x, v in zip(self.point, direction)]
-        return t, self.build(graph, leaves)
-
     # --- as data (JSON: numbers keep their type, so an exponent 2 stays an int)
 
     def as_json(self):

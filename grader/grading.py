@@ -12,6 +12,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, Optional
 
 import pytest
 from pytest_jsonreport.plugin import JSONReport
@@ -20,8 +21,10 @@ from grader import cgroups, sandbox
 from grader.engine import Engine
 from grader.feedback.advice import advice
 from grader.keeper import KEEPER
+from grader.oracle import Oracle
 from grader.oracle_recorded import default_oracle
 from grader.plugin import GraderPlugin
+from grader.protocols import GradedWorker, SuiteEngine
 from grader.imports import placeholder_note, unavailable_imports
 from grader.results import SUITES_DIR, GradeResult, load_rubric, tests_from_report
 from grader.submission import GRADED_FILES, prepare
@@ -35,6 +38,8 @@ class DeadWorker:
     """Stands in for a worker when the submission cannot be loaded at all:
     every test then fails with the same first-line reason. `printed`: what the
     submission printed while it failed to load."""
+
+    load_report = None
 
     def __init__(self, reason: str, printed: str = ""):
         self.reason = reason
@@ -50,14 +55,14 @@ class DeadWorker:
         pass
 
 
-def suite_paths(suite):
+def suite_paths(suite: str) -> list:
     if suite not in SUITES:
         raise ValueError(f"unknown suite {suite!r}; choose one of {SUITES}")
     names = ("public", "hidden") if suite == "all" else (suite,)
     return [SUITES_DIR / name for name in names if (SUITES_DIR / name).is_dir()]
 
 
-def run_suite(engine, suite, quiet=True):
+def run_suite(engine: SuiteEngine, suite: str, quiet: bool = True) -> dict:
     """Run the suite with pytest in this process; returns the pytest-json-report dict."""
     args = [
         *map(str, suite_paths(suite)),
@@ -92,7 +97,8 @@ def run_suite(engine, suite, quiet=True):
     return json.loads(json.dumps(recorder.report, default=str))
 
 
-def grade(path, suite="public", limits=None, isolation=None, oracle=None, run=None, graded_file=GRADED_FILES[0]):
+def grade(path, suite: str = "public", limits: Optional[Limits] = None, isolation=None, oracle: Optional[Oracle] = None,
+          run: Optional[Callable[[Engine], dict]] = None, graded_file: str = GRADED_FILES[0]) -> GradeResult:
     """Grade the submission at `path`; always returns a GradeResult (its `raw_report`
     is the pytest-json-report, for a debugging copy).
 
@@ -131,9 +137,9 @@ def grade(path, suite="public", limits=None, isolation=None, oracle=None, run=No
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _places(worker, prepared):
+def _places(worker: GradedWorker, prepared) -> dict:
     """Where the submission defines the exercise's functions, as a student reads it (file line or notebook cell)."""
-    report = getattr(worker, "load_report", None)
+    report = worker.load_report
     defined = report.defined if report is not None and report.ok else {}
     return {name: {"en": prepared.where(line), "zh": prepared.where(line, "zh")} for name, line in defined.items()}
 

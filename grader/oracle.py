@@ -12,20 +12,16 @@ never asks anything else of the reference:
 and may offer `runner()`, a function that runs any program on the reference
 (shrinking a failing program, probing a submission: the kit's extra feedback).
 
-`ReferenceOracle` (the kit, Gradescope) computes them: `expected` with the
-reference solution, `flow` and `predictions` with the simulated exercise
-(grader/feedback/simulate.py). The student bundle ships neither: its
-`RecordedOracle` (grader/oracle_recorded.py) answers all three from outcomes
-recorded at `make dist`.
+This module is only the contract (the Protocol and the data it answers with).
+`ReferenceOracle` (grader/oracle_reference.py; the kit, Gradescope) computes the
+answers: `expected` with the reference solution, `flow` and `predictions` with
+the simulated exercise (grader/feedback/simulate.py). The student bundle ships
+neither: its `RecordedOracle` (grader/oracle_recorded.py) answers all three from
+outcomes recorded at `make dist`.
 """
 
-import importlib.util
-import json
 from dataclasses import dataclass
-from typing import Callable, Iterator, List, Optional, Protocol
-
-from grader.paths import REFERENCE_FILE
-from grader.worker.interpreter import Interpreter
+from typing import Callable, Iterator, List, Optional, Protocol, runtime_checkable
 
 
 @dataclass
@@ -66,6 +62,7 @@ class Prediction:
     model: object = None  # the Model itself (the kit only: probes may refute it)
 
 
+@runtime_checkable
 class Oracle(Protocol):
     def expected(self, steps: list) -> dict: ...
 
@@ -76,56 +73,3 @@ class Oracle(Protocol):
     def runner(self) -> Optional[Callable[[list], dict]]: ...
 
     def begin_test(self) -> None: ...
-
-    def saw_failure(self) -> None: ...
-
-
-def load_reference(path=REFERENCE_FILE):
-    spec = importlib.util.spec_from_file_location("tiny_autograd_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class ReferenceOracle:
-    """The reference solution's answers, cached per program; the feedback's from the simulated exercise."""
-
-    def __init__(self, module=None):
-        self.interpreter = Interpreter(vars(module or load_reference()))
-        self.cache = {}
-
-    def expected(self, steps):
-        key = json.dumps(steps)
-        if key not in self.cache:
-            self.cache[key] = self.interpreter.run(steps)
-        return self.cache[key]
-
-    def flow(self, steps):
-        from grader.feedback.simulate import simulate
-
-        simulated = simulate(steps)
-        return Flow(simulated["calls"], simulated["path_ops"])
-
-    def predictions(self, steps):
-        """In the catalog's order, every model that could matter for this program."""
-        from grader.feedback.catalog import load
-        from grader.feedback.matcher import features, relevant
-        from grader.feedback.model import model_key
-        from grader.feedback.simulate import simulate
-
-        program = features(steps)
-        for hint in load().hints:
-            for hint_model in hint.models:
-                if relevant(hint_model, program):
-                    outcome = simulate(steps, hint_model.model)
-                    yield Prediction(hint.id, hint_model.culprit, hint_model.op, model_key(hint_model.model),
-                                     {"ok": outcome["ok"], "snapshots": outcome["snapshots"]}, hint_model.model)
-
-    def runner(self):
-        return self.interpreter.run
-
-    def begin_test(self):
-        pass
-
-    def saw_failure(self):
-        pass

@@ -13,10 +13,11 @@ import pytest
 from grader.engine import GradingFailure
 from grader.exercise import categories
 from grader.feedback.finding import finding_from_exception
+from grader.protocols import SuiteEngine
 
 
 class GraderPlugin:
-    def __init__(self, engine):
+    def __init__(self, engine: SuiteEngine):
         self._engine = engine
 
     def pytest_configure(self, config):
@@ -40,7 +41,7 @@ class GraderPlugin:
         yield
 
     def pytest_sessionfinish(self):
-        getattr(self._engine, "close", lambda: None)()
+        self._engine.close()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_json_runtest_metadata(self, item, call):
@@ -54,7 +55,7 @@ class GraderPlugin:
             error = call.excinfo.value
             finding = error.finding if isinstance(error, GradingFailure) else _grading_cause(error)
             # Once per failed test, after its outcome is fixed: shrink and sharpen the feedback.
-            finding = getattr(self._engine, "refine", lambda f: f)(finding)
+            finding = self._engine.refine(finding)
             metadata["finding"] = finding.as_dict()
         return metadata
 

@@ -19,12 +19,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from grader import junit, markdown, prairielearn
+from grader import __version__, junit, markdown, prairielearn
 from grader.exercise import categories, category_label
 from grader.i18n import LANGUAGES, both_in, order, pick
 from grader.points import DEFAULT_UNIT, exact_sum, score_line, share_points
 
-GRADER_VERSION = "0.1.0"
+GRADER_VERSION = __version__
 RUBRIC_FILE = Path(__file__).resolve().parent / "rubric.toml"
 SUITES_DIR = Path(__file__).resolve().parent / "suites"
 

@@ -48,7 +48,6 @@ from pathlib import Path
 from grader import cgroups
 
 WORKER_DIR = Path(__file__).resolve().parent / "worker"
-NOBODY = 65534
 # Throwaway uids: THROWAWAY_UIDS + n, n < THROWAWAY_COUNT. A range no
 # distribution, systemd or container tool hands out (they stay below 0x70000000).
 THROWAWAY_UIDS = 0x7A000000

@@ -125,7 +125,6 @@ class Worker:
         self.load_report = None
         self.budget_left = self.limits.budget_seconds
         self.starts = 0
-        self.swept = 0  # processes the last stop() killed beyond the worker itself
         self.outputs = []  # capped output of every worker that has ended
         self._reset()
 
@@ -324,7 +323,7 @@ class Worker:
             with _LIVE_LOCK:
                 spare = self._spare | (_LIVE_WORKERS - {pid}) | {KEEPER.pid()}
             throwaway = self._uid if sandbox.is_throwaway(self._uid) else None
-            self.swept = max(0, sweep.sweep(pid, self._born_after, spare, uid=throwaway, group_stopped=True) - 1)
+            sweep.sweep(pid, self._born_after, spare, uid=throwaway, group_stopped=True)
         # bubblewrap: pid 1 of the namespace dies with this group, and with it
         # every process inside, however it detached itself.
         _killpg(pid, signal.SIGKILL)

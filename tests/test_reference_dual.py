@@ -110,15 +110,15 @@ def graphs(draw, max_leaves=4, min_steps=3, max_steps=10):
     return Graph(tuple(point), tuple(direction), tuple(steps))
 
 
-def forward_mode(engine, f, point, direction):
+def forward_mode(solution, f, point, direction):
     """f evaluated on Dual(x_i, v_i): (value, directional derivative)."""
-    out = f(METHOD_OPS, *[engine.Dual(x, v) for x, v in zip(point, direction)])
+    out = f(METHOD_OPS, *[solution.Dual(x, v) for x, v in zip(point, direction)])
     return out.val, out.der
 
 
-def reverse_mode(engine, f, point):
+def reverse_mode(solution, f, point):
     """f evaluated on Value(x_i), then backward(): (value, gradient)."""
-    leaves = [engine.Value(x) for x in point]
+    leaves = [solution.Value(x) for x in point]
     root = f(METHOD_OPS, *leaves)
     root.backward()
     return root.data, [leaf.grad for leaf in leaves]
@@ -131,7 +131,7 @@ def dot(u, v):
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.id)
 @settings(derandomize=True, max_examples=25, deadline=None, database=None)
 @given(data=st.data())
-def test_each_dual_op_gives_the_exact_directional_derivative(engine, sympy_gradient, op, data):
+def test_each_dual_op_gives_the_exact_directional_derivative(solution, sympy_gradient, op, data):
     """op(Dual(a, da), Dual(b, db)).der == ∂op/∂a·da + ∂op/∂b·db exactly, .val == op(a, b);
     also when both operands are the same Dual."""
     same = op.arity == 2 and data.draw(st.booleans(), label="same Dual for a and b")
@@ -144,7 +144,7 @@ def test_each_dual_op_gives_the_exact_directional_derivative(engine, sympy_gradi
     def f(o, *xs):
         return op.apply(o, xs[0], xs[-1], c)
 
-    val, der = forward_mode(engine, f, point, direction)
+    val, der = forward_mode(solution, f, point, direction)
     exact_value, exact_gradient = sympy_gradient(f, point)
     assert math.isclose(val, exact_value, rel_tol=1e-12, abs_tol=1e-12)
     assert math.isclose(der, dot(exact_gradient, direction), rel_tol=1e-9, abs_tol=1e-9)
@@ -152,11 +152,11 @@ def test_each_dual_op_gives_the_exact_directional_derivative(engine, sympy_gradi
 
 @settings(derandomize=True, max_examples=80, deadline=None, database=None)
 @given(graph=graphs())
-def test_forward_mode_equals_gradient_dot_direction_from_backward(engine, graph):
+def test_forward_mode_equals_gradient_dot_direction_from_backward(solution, graph):
     """On random graphs (+ * - exp tanh, constants on either side, shared nodes),
     Dual gives the same value as Value and der == ∇f·v with ∇f from backward()."""
-    val, der = forward_mode(engine, graph, graph.point, graph.direction)
-    data, gradient = reverse_mode(engine, graph, graph.point)
+    val, der = forward_mode(solution, graph, graph.point, graph.direction)
+    data, gradient = reverse_mode(solution, graph, graph.point)
     assert math.isclose(val, data, rel_tol=1e-12, abs_tol=1e-12)
     scale = max(1.0, sum(abs(g * v) for g, v in zip(gradient, graph.direction)))
     assert abs(der - dot(gradient, graph.direction)) <= 1e-10 * scale
@@ -164,31 +164,31 @@ def test_forward_mode_equals_gradient_dot_direction_from_backward(engine, graph)
 
 @settings(derandomize=True, max_examples=30, deadline=None, database=None)
 @given(graph=graphs())
-def test_n_forward_passes_along_unit_directions_recover_the_whole_gradient(engine, graph):
+def test_n_forward_passes_along_unit_directions_recover_the_whole_gradient(solution, graph):
     """Forward mode along e_i gives ∂f/∂x_i: one pass per input, the same numbers backward() gives at once."""
-    _, gradient = reverse_mode(engine, graph, graph.point)
+    _, gradient = reverse_mode(solution, graph, graph.point)
     n = len(graph.point)
     for i in range(n):
         unit = [1.0 if k == i else 0.0 for k in range(n)]
-        _, der = forward_mode(engine, graph, graph.point, unit)
+        _, der = forward_mode(solution, graph, graph.point, unit)
         assert math.isclose(der, gradient[i], rel_tol=1e-10, abs_tol=1e-10), f"∂f/∂x{i}"
 
 
 @settings(derandomize=True, max_examples=40, deadline=None, database=None)
 @given(graph=graphs())
-def test_random_dual_graphs_agree_with_sympy(engine, sympy_gradient, graph):
+def test_random_dual_graphs_agree_with_sympy(solution, sympy_gradient, graph):
     """The directional derivative on random graphs is also sympy's exact ∇f·v."""
-    val, der = forward_mode(engine, graph, graph.point, graph.direction)
+    val, der = forward_mode(solution, graph, graph.point, graph.direction)
     exact_value, exact_gradient = sympy_gradient(graph, graph.point)
     assert math.isclose(val, exact_value, rel_tol=1e-12, abs_tol=1e-12)
     scale = max(1.0, sum(abs(g * v) for g, v in zip(exact_gradient, graph.direction)))
     assert abs(der - dot(exact_gradient, graph.direction)) <= 1e-9 * scale
 
 
-def test_dual_derivative_part_defaults_to_zero(engine):
+def test_dual_derivative_part_defaults_to_zero(solution):
     """Dual(x) is a constant: its der is 0.0."""
-    assert engine.Dual(2.5).der == 0.0
-    assert engine.Dual(2.5).val == 2.5
+    assert solution.Dual(2.5).der == 0.0
+    assert solution.Dual(2.5).val == 2.5
 
 
 @pytest.mark.parametrize(
@@ -203,10 +203,10 @@ def test_dual_derivative_part_defaults_to_zero(engine):
     ],
     ids=["3 + d", "d + 3", "3 * d", "d * 3", "3 - d", "d - 3"],
 )
-def test_plain_numbers_on_either_side_are_constants_with_zero_derivative(engine, expression, expected_der):
+def test_plain_numbers_on_either_side_are_constants_with_zero_derivative(solution, expression, expected_der):
     """A plain number next to Dual(2, 1) is lifted to Dual(c, 0): it contributes no derivative."""
-    out = expression(engine.Dual(2.0, 1.0))
-    assert isinstance(out, engine.Dual)
+    out = expression(solution.Dual(2.0, 1.0))
+    assert isinstance(out, solution.Dual)
     assert out.der == expected_der
 
 

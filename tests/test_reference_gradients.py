@@ -206,9 +206,9 @@ def central_differences(f, point):
     return gradient
 
 
-def assert_gradients_exact(engine, sympy_gradient, f, point):
+def assert_gradients_exact(solution, sympy_gradient, f, point):
     """backward() on f at point gives sympy's exact gradient and agrees with central differences."""
-    leaves = [engine.Value(x) for x in point]
+    leaves = [solution.Value(x) for x in point]
     root = f(VALUE_OPS, *leaves)
     root.backward()
     grads = [leaf.grad for leaf in leaves]
@@ -233,7 +233,7 @@ def assert_gradients_exact(engine, sympy_gradient, f, point):
 @pytest.mark.parametrize("op", SINGLE_OPS, ids=lambda op: op.id)
 @settings(derandomize=True, max_examples=20, deadline=None, database=None)
 @given(data=st.data())
-def test_each_op_passes_the_exact_gradient_times_the_upstream_gradient(engine, sympy_gradient, op, data):
+def test_each_op_passes_the_exact_gradient_times_the_upstream_gradient(solution, sympy_gradient, op, data):
     """For every op and an upstream factor u, backward() of op(a, b, c) · u gives u · ∂op/∂a
     (and u · ∂op/∂b) exactly, also when both operands are the same Value (x op x)."""
     a = data.draw(LEAVES, label="a")
@@ -248,14 +248,14 @@ def test_each_op_passes_the_exact_gradient_times_the_upstream_gradient(engine, s
         return op.apply(o, x, y, c) * o.const(upstream)
 
     point = (a,) if op.arity == 1 or same_leaf else (a, b)
-    assert_gradients_exact(engine, sympy_gradient, f, point)
+    assert_gradients_exact(solution, sympy_gradient, f, point)
 
 
 @settings(derandomize=True, max_examples=60, deadline=None, database=None)
 @given(graph=graphs())
-def test_backward_on_random_expression_graphs_gives_the_exact_gradient(engine, sympy_gradient, graph):
+def test_backward_on_random_expression_graphs_gives_the_exact_gradient(solution, sympy_gradient, graph):
     """Gradients through DAGs that mix every op and reuse nodes equal sympy's and central differences."""
-    assert_gradients_exact(engine, sympy_gradient, graph, graph.point)
+    assert_gradients_exact(solution, sympy_gradient, graph, graph.point)
 
 
 def test_random_graphs_reuse_nodes_and_use_every_op():

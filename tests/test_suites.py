@@ -103,7 +103,7 @@ class _DualWithDefaultOne:
         self.val, self.der = val, der
 
 
-def test_a_dual_without_der_is_the_submissions_own_default(engine):
+def test_a_dual_without_der_is_the_submissions_own_default(solution):
     g = Graph()
     g.dual(3.0)
     g.dual(-1.5, 2.0)
@@ -111,7 +111,7 @@ def test_a_dual_without_der_is_the_submissions_own_default(engine):
     assert g.steps[:2] == [["dual", 3.0], ["dual", -1.5, 2.0]]
     assert g.as_python().splitlines() == ["n0 = Dual(3.0)", "n1 = Dual(-1.5, 2.0)"]
 
-    reference = Interpreter(vars(engine)).run(g.steps)
+    reference = Interpreter(vars(solution)).run(g.steps)
     assert reference == {"ok": True, "snapshots": [[[3.0, 0.0], [-1.5, 2.0]]], "orders": []}
     # The interpreter passes no der of its own: a default der of 1 shows.
     other = Interpreter({"Dual": _DualWithDefaultOne}).run(g.steps)

@@ -73,18 +73,16 @@ def relevant(hint_model, program):
     return True
 
 
-def match_all(steps, got, upto, only=None, catalog=None, evidence=None, oracle=None, expected=None):
+def match_all(steps, got, upto, oracle, only=None, catalog=None, evidence=None, expected=None):
     """Every (hint, model) whose numbers are the submission's, in catalog order,
     one per hint, leaving out models the probes refute (see probes.Evidence).
 
     Only a model whose numbers differ from the reference's can explain a
     difference: a right answer never gets a hint. `only`: a set of hint ids
     to try (the shrinker asks about one hint). `oracle` gives the predictions
-    (default: the simulated exercise); `expected`: the reference's outcome."""
+    (grader/oracle.py); `expected`: the reference's outcome."""
     if not got.get("ok") or (only is not None and not only):
         return []
-    if oracle is None:
-        oracle = _simulated()
     if agrees(expected if expected is not None else oracle.expected(steps), got, upto):
         return []
     catalog = catalog or load()
@@ -103,25 +101,9 @@ def match_all(steps, got, upto, only=None, catalog=None, evidence=None, oracle=N
     return [item[0] for item in found]
 
 
-def _simulated():
-    """An oracle that answers from the simulated exercise alone (the kit's own tests)."""
-    from grader.oracle import ReferenceOracle
-
-    class Simulated(ReferenceOracle):
-        def __init__(self):
-            self.cache = {}
-
-        def expected(self, steps):
-            from grader.feedback.simulate import simulate
-
-            return simulate(steps)
-
-    return Simulated()
-
-
-def match(steps, got, upto, only=None, catalog=None, evidence=None, oracle=None):
+def match(steps, got, upto, oracle, only=None, catalog=None, evidence=None):
     """The first hint whose numbers are the submission's, or None."""
-    found = match_all(steps, got, upto, only=only, catalog=catalog, evidence=evidence, oracle=oracle)
+    found = match_all(steps, got, upto, oracle, only=only, catalog=catalog, evidence=evidence)
     return found[0] if found else None
 
 

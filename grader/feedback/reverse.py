@@ -58,7 +58,7 @@ def _apply_hint(explain, diagnosis, hint, number):
     if hint.culprit in (diagnosis.label, ""):
         return diagnosis
     if hint.culprit in ("backward", "zero_grad"):
-        cause = semantic_cause(explain, hint.culprit, hint.hint.rule, number)
+        cause = semantic_cause(explain, hint.hint.rule, number)
         return _Diagnosis(hint.culprit, [hint.culprit], diagnosis.blame, hint.hint.rule, cause)
     kept = [b for b in diagnosis.blame if hint.culprit in b.get("labels", [b.get("label")])]
     if kept:
@@ -69,7 +69,7 @@ def _apply_hint(explain, diagnosis, hint, number):
     return _Diagnosis(hint.culprit, [hint.culprit], diagnosis.blame, diagnosis.rule, diagnosis.cause)
 
 
-def semantic_cause(explain, who, rule_id, number, extra=None):
+def semantic_cause(explain, rule_id, number, extra=None):
     rule = explain.catalog.rule(rule_id)
     calls = explain.history(number)
     en = rule["summary"]["en"][0].upper() + rule["summary"]["en"][1:] + "."
@@ -103,7 +103,7 @@ def _diagnose_reverse(explain, number, want, have, wrong):
                 extra = T(f"n{n} was given to zero_grad, so its grad should be 0, got {show(have[n][1])}.",
                           f"n{n} 传给了 zero_grad，它的 grad 应为 0，实际是 {show(have[n][1])}。")
             return _Diagnosis("zero_grad", ["zero_grad"], [], "zero-grad",
-                              semantic_cause(explain, "zero_grad", "zero-grad", number, extra))
+                              semantic_cause(explain, "zero-grad", number, extra))
     if not backwards:
         return _Diagnosis("", [], [], "", T("No backward() was called yet, so every grad should still be 0.0.",
                                               "还没有调用 backward()，所有 grad 都应该还是 0.0。"))
@@ -116,12 +116,12 @@ def _diagnose_reverse(explain, number, want, have, wrong):
     problem = order_text(explain, root, order) if isinstance(order, list) else None
     if problem:
         return _Diagnosis("backward", ["backward"], [], "topological-order",
-                          semantic_cause(explain, "backward", "topological-order", number, problem))
+                          semantic_cause(explain, "topological-order", number, problem))
     if root in wrong:
         extra = T(f"The root n{root}'s grad should be {show(want[root][1])}, got {show(have[root][1])}.",
                   f"根节点 n{root} 的 grad 应为 {show(want[root][1])}，实际是 {show(have[root][1])}。")
         return _Diagnosis("backward", ["backward"], [], "root-grad-one",
-                          semantic_cause(explain, "backward", "root-grad-one", number, extra))
+                          semantic_cause(explain, "root-grad-one", number, extra))
     if flow is None:  # what each node should have sent is unknown here: no culprit to name
         return _Diagnosis()
     call = flow.calls[call_number]
@@ -152,7 +152,7 @@ def _diagnose_reverse(explain, number, want, have, wrong):
                       f"n{n} 是中间节点：它的 grad 应为 {show(want[n][1])}，实际是 {show(have[n][1])}，"
                       f"正好多了上一次调用留下的 {show(prior)}。")
             return _Diagnosis("backward", ["backward"], [], "intermediate-reset",
-                              semantic_cause(explain, "backward", "intermediate-reset", number, extra))
+                              semantic_cause(explain, "intermediate-reset", number, extra))
         if received is not None and explain.is_leaf(n) and not matches(prior, 0.0) \
                 and matches(want[n][1] - prior, have[n][1]) and not explain.refuted(LEAVES_RESET):
             extra = T(f"n{n} is a leaf: its grad should be {show(want[n][1])} (the {show(prior)} it had plus "
@@ -160,7 +160,7 @@ def _diagnose_reverse(explain, number, want, have, wrong):
                       f"n{n} 是叶子节点：它的 grad 应为 {show(want[n][1])}（原有的 {show(prior)} 加上 "
                       f"{show(expected_total)}），实际是 {show(have[n][1])}。")
             return _Diagnosis("backward", ["backward"], [], "leaf-accumulates",
-                              semantic_cause(explain, "backward", "leaf-accumulates", number, extra))
+                              semantic_cause(explain, "leaf-accumulates", number, extra))
         contributions = senders[n]
         edges = [g for c in contributions for g in positions[(c, n)]]
         # `=` instead of `+=`: the grad is just one edge's value (the others, or the
@@ -206,7 +206,7 @@ def _diagnose_reverse(explain, number, want, have, wrong):
                       f"(should be {show(want[n][1])}).",
                       f"n{n} 不在 n{root} 的计算图里，它的 grad 却变成了 {show(have[n][1])}（应为 {show(want[n][1])}）。")
             return _Diagnosis("backward", ["backward"], [], "topological-order",
-                              semantic_cause(explain, "backward", "topological-order", number, extra))
+                              semantic_cause(explain, "topological-order", number, extra))
         return _Diagnosis()
     ranked = _rank(explain, votes, in_graph, senders, labels, right, root)
     best = ranked[0]

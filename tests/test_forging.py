@@ -21,6 +21,8 @@ from grader.points import points_text
 from grader.results import load_rubric
 from mutants import REFERENCE
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 TEMPLATE = REFERENCE.parent.parent / "student_template" / "tiny_autograd.py"
 TOTAL = sum(load_rubric().points.values())
 MARKER = "FORGED-by-the-submission"

@@ -26,6 +26,8 @@ from authoring import dist
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 from test_dist import reporter_points, run_workflow_grading
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "grader" / "schemas" / "gradescope.schema.json").read_text(encoding="utf-8"))
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"

@@ -57,6 +57,7 @@ def test_mutant_is_one_edit_of_the_current_reference(mutant):
     compile(source, f"{mutant.id}.py", "exec")
 
 
+@pytest.mark.slow  # every kit mutant, graded
 @pytest.mark.parametrize("suite", SUITES)
 @pytest.mark.parametrize("mutant", MUTANTS, ids=lambda m: m.id)
 def test_mutant_loses_points_in_its_category(mutant, suite, graded):
@@ -73,6 +74,7 @@ def test_mutant_loses_points_in_its_category(mutant, suite, graded):
     assert failed and all(t.message("en") and t.message("zh") for t in failed)
 
 
+@pytest.mark.slow  # every kit mutant, graded on both suites
 def test_no_mutant_that_loses_hidden_points_keeps_full_public_marks(graded):
     silent = []
     for mutant in MUTANTS:

@@ -34,6 +34,8 @@ from grader.notebook_view import render_html, render_text
 from grader.plans import load_plan
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
 TEMPLATE = ROOT / "student_template" / "tiny_autograd.py"

@@ -23,6 +23,8 @@ from authoring import dist
 from make_env import make_environment
 from mutants import BY_ID, mutant_source
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
 VERSIONS = ("3.9", "3.13")

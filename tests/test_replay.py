@@ -16,6 +16,8 @@ from grader.replay import ReplayUnsupported, grade_by_replay, record_plan
 from grader.results import gradescope
 from mutants import BY_ID as MUTANTS_BY_ID
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
 TEMPLATE = ROOT / "student_template" / "tiny_autograd.py"

@@ -25,6 +25,8 @@ import pytest
 from grader import sandbox
 from grader.worker_client import OUTPUT_CAP_BYTES, Limits, Worker
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves it out: it grades many submissions or builds environments
+
 KIT = Path(__file__).resolve().parent.parent
 LIMITS = Limits(call_seconds=2, load_seconds=10, budget_seconds=30)
 LINUX = sys.platform.startswith("linux")

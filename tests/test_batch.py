@@ -155,7 +155,7 @@ def test_gradebook_has_one_row_per_student_with_total_and_categories(graded_clas
 
 
 def test_the_class_report_covers_the_whole_class(graded_class):
-    from test_class_report import parse  # noqa: E402 (the strict parser of the class report's tests)
+    from strict_html import parse  # noqa: E402
 
     work, kinds, out, log = graded_class
     parser = parse(class_report.report_path(out).read_text(encoding="utf-8"))

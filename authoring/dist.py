@@ -35,6 +35,8 @@ else:  # pragma: no cover
 
 from authoring.markers import strip_solutions
 from authoring.notebook import REPOSITORY_PLACEHOLDER, notebook_text
+from grader.exercise import EXERCISE
+from grader.i18n import LANGUAGES
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT / "reference" / "tiny_autograd.py"
@@ -213,7 +215,9 @@ def build_student(out=None, submission="tiny_autograd.py", lang="zh", verify=Tru
     write_plan(out / "grader")
     _write(out / "README.md", fill("student/README.md", SUBMISSION=submission,
                                    NOTEBOOK_NOTE_ZH=note_zh, NOTEBOOK_NOTE_EN=note_en,
-                                   REPOSITORY=repository or REPOSITORY_PLACEHOLDER))
+                                   REPOSITORY=repository or REPOSITORY_PLACEHOLDER,
+                                   PRIMITIVES=" ".join(EXERCISE.primitives()),
+                                   DUAL_OPS=" ".join(EXERCISE.names(dual=True))))
     _write(out / "Makefile", fill("student/Makefile", SUBMISSION=submission))
     _write(out / ".gitignore", fill("student/gitignore"))
     _write(out / "requirements.txt", requirements_text())
@@ -360,7 +364,7 @@ def main(argv=None):
     parser.add_argument("--submission", choices=SUBMISSION_CHOICES, default="tiny_autograd.py",
                         help="the graded file: what the Classroom and GitLab workflows grade, and what "
                              "Gradescope grades when a submission holds both (default: %(default)s)")
-    parser.add_argument("--lang", choices=("zh", "en"), default="zh",
+    parser.add_argument("--lang", choices=LANGUAGES, default="zh",
                         help="feedback language on Classroom and Gradescope (default: %(default)s)")
     parser.add_argument("--repository", metavar="URL", default=None,
                         help="the student repository's address once pushed (the template repository): written "

@@ -15,6 +15,7 @@ import ast
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from grader.exercise import EXERCISE
 from grader.notebook_check import PARTS
 
 EXERCISE_TAG = "exercise"
@@ -29,7 +30,7 @@ INTRO = """\
 
 `loss.backward()` 不是魔法。在这个练习里，你要补全一个标量自动微分引擎：
 
-- `Value`：每个基本运算 (`+ * ** exp log tanh relu`) 的 `_backward` 闭包，
+- `Value`：每个基本运算 (`@PRIMITIVES@`) 的 `_backward` 闭包，
   也就是它的**局部求导规则** (local derivative rule)；
 - `Value.backward()`：拓扑排序 + 倒序调用 `_backward`，并返回拓扑序；
 - `zero_grad(values)`：把梯度清零；
@@ -213,6 +214,7 @@ def code_body(source):
 
 def intro(repository=None):
     return (INTRO.replace("@REPOSITORY@", repository or REPOSITORY_PLACEHOLDER)
+            .replace("@PRIMITIVES@", " ".join(EXERCISE.primitives()))
             .replace("@REPOSITORY_NOTE@", REPOSITORY_NOTE[bool(repository)]))
 
 

@@ -38,6 +38,7 @@ SPECIAL_LEAVES = (0.5, 0.0, 1.0, -1.0, 2.0, -2.0)
 MAX_DATA = 50.0
 MAX_ROOT = 500.0
 MAX_GRAD = 1e4
+PLUS, TIMES = EXERCISE.spelled("a + b"), EXERCISE.spelled("a * b")
 # An op that would leave its domain (the table's) is replaced by this one, whose domain is everything.
 SAFE_OP = next(name for name in EXERCISE.unary()
                if EXERCISE.op(name).primitive and EXERCISE.op(name).dual and not EXERCISE.op(name).domain)
@@ -233,7 +234,7 @@ def expressions(draw, ops=VALUE_OPS, leaves=(1, 4), size=(1, 8), kind=None):
     used = {x.index for _, operands in steps for x in operands if isinstance(x, Ref)}
     dangling = [i for i in range(n_leaves, len(data) - 1) if i not in used]
     for i in dangling:
-        steps.append(("+", (Ref(len(data) - 1), Ref(i))))
+        steps.append((PLUS, (Ref(len(data) - 1), Ref(i))))
         data.append(data[-1] + data[i])
     assume(abs(data[-1]) <= MAX_ROOT)
     steps = tuple(steps)
@@ -247,7 +248,7 @@ def dual_expressions(leaves=(1, 4), size=(2, 8)):
 
     `*` is drawn twice as often as the others: its two cross terms are where
     forward mode most often goes wrong."""
-    return expressions(ops=("*",) + DUAL_OPS, leaves=leaves, size=size, kind="dual")
+    return expressions(ops=(TIMES,) + DUAL_OPS, leaves=leaves, size=size, kind="dual")
 
 
 def masks(bits=20):

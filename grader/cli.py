@@ -15,19 +15,24 @@ from pathlib import Path
 
 from grader import batch, files, html_report, markdown, results, sandbox, terminal
 from grader.grading import SUITES, grade
+from grader.i18n import DEFAULT, LANGUAGES
 from grader.submission import GRADED_FILES
 
 
 def default_lang():
     chosen = os.environ.get("FEEDBACK_LANG", "").strip().lower()
-    if chosen in ("zh", "en"):
+    if chosen in LANGUAGES:
         return chosen
     for variable in ("LC_ALL", "LC_MESSAGES", "LANG"):
         value = os.environ.get(variable)
         if value:
-            return "zh" if value.lower().startswith("zh") else "en"
-    current = locale.getlocale()[0] or ""
-    return "zh" if current.lower().startswith("zh") else "en"
+            return _of_locale(value)
+    return _of_locale(locale.getlocale()[0] or "")
+
+
+def _of_locale(name):
+    """The kit's language a locale name starts with ("zh_CN.UTF-8": zh), else the default."""
+    return next((code for code in LANGUAGES if name.lower().startswith(code)), DEFAULT)
 
 
 def build_parser():
@@ -38,7 +43,7 @@ def build_parser():
     one.add_argument("--suite", choices=SUITES, default="public")
     one.add_argument("--out", default="results/results.json", help="results file (default: %(default)s)")
     one.add_argument("--format", choices=list(results.FORMATS), default="gradescope")
-    one.add_argument("--lang", choices=("zh", "en"), default=None,
+    one.add_argument("--lang", choices=LANGUAGES, default=None,
                      help="feedback language (default: $FEEDBACK_LANG, else from the locale)")
     one.add_argument("--graded-file", choices=GRADED_FILES, default=GRADED_FILES[0],
                      help="when SUBMISSION is a folder holding both, the file to grade (default: %(default)s)")
@@ -51,7 +56,7 @@ def build_parser():
     batch.add_arguments(many)
     many.add_argument("--suite", choices=SUITES, default="all",
                       help="the tests to grade with (default: %(default)s, the official grade with the hidden tests)")
-    many.add_argument("--lang", choices=("zh", "en"), default=None, help="feedback language (default: from the locale)")
+    many.add_argument("--lang", choices=LANGUAGES, default=None, help="feedback language (default: from the locale)")
     return parser
 
 

@@ -4,14 +4,18 @@
     EXERCISE.op("tanh").written          # "{a}.tanh()"
     EXERCISE.primitives()                # ("+", "*", "**", "exp", "log", "tanh", "relu")
     EXERCISE.label("-")                  # "+": the primitive a derived op is blamed on first
+    EXERCISE.spelled("a * b")            # "*": the op some Python code applies
     EXERCISE.matches(1.0, 1.0000001)     # the comparison's tolerance
 
 Everything that needs to know an op asks here: the program builder
 (grader/program.py), the generated programs (authoring/strategies.py), the
 comparison's culprit labels (grader/compare.py), the feedback's model of the
 exercise (grader/feedback/simulate.py, probes, matcher), the hangs' call names
-(grader/hangs.py). Only the worker spells the ops again (it imports nothing of
-the kit); tests/test_exercise.py checks it, and the table, against the reference.
+(grader/hangs.py), the notebook's and the student README's lists of ops. Code
+that needs one particular op names it in Python (`EXERCISE.spelled("a + b")`),
+never by the table's name. Only the worker spells the ops again (it imports
+nothing of the kit); tests/test_exercise.py checks it, and the table, against
+the reference. Adding an op: docs/ARCHITECTURE.md.
 
 A derived op's `built` recipe is parsed into a small tree (`Recipe`): ops of the
 table applied to the operands `a` and `b`, numbers, and `lift(...)` (a plain
@@ -101,6 +105,7 @@ class Exercise:
     rel_tol: float
     abs_tol: float
     dual_lift: str
+    syntax: tuple = field(default=(), repr=False)  # (Python syntax, op name), as Op.syntax
 
     def op(self, name):
         try:
@@ -122,6 +127,26 @@ class Exercise:
         """The ops a plain number may stand on the left of."""
         return tuple(name for name, op in self.ops.items()
                      if (op.dual and op.dual_reflected if dual else op.reflected))
+
+    def spelled(self, code):
+        """The op that Python code applies at its top, read from the ops' `written`
+        forms: "a * b" -> "*", "-a" -> "neg", "a.tanh()" -> "tanh". Code of the kit that
+        needs one particular op says it so, in Python, and never spells the table's names."""
+        tree = ast.parse(code, mode="eval").body
+        key = tree.func.attr if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Attribute) \
+            else type(getattr(tree, "op", None))
+        name = dict(self.syntax).get(key)
+        if name is None:
+            raise ValueError(f"{code!r} applies no op of the exercise")
+        return name
+
+    def methods(self, dual=False):
+        """The ops called as methods of their own name (`x.exp()`), in the table's order."""
+        return tuple(name for name in self.names(dual) if self.ops[name].written == f"{{a}}.{self.ops[name].method}()")
+
+    def reflections(self, dual=False):
+        """The reflected methods of the ops a plain number may stand on the left of: "__radd__", ..."""
+        return tuple(self.ops[name].reflected for name in self.reflected(dual))
 
     def op_of_function(self, function):
         """("*", False) for "Value.__mul__" or "Value.__rmul__", ("+", True) for
@@ -267,7 +292,7 @@ def parse(data):
     ops = {name: _op(name, entry, syntax) for name, entry in data["ops"].items()}
     settings = data["exercise"]
     exercise = Exercise(ops, tuple(settings["node_kinds"]), tuple(settings["call_kinds"]),
-                        float(settings["rel_tol"]), float(settings["abs_tol"]), settings["dual_lift"])
+                        float(settings["rel_tol"]), float(settings["abs_tol"]), settings["dual_lift"], syntax)
     for op in ops.values():  # every recipe names ops of the table
         for dual in (False, True):
             if op.recipe(dual) is not None:

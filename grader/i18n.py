@@ -12,11 +12,12 @@ Adding a language: docs/ARCHITECTURE.md.
 
 LANGUAGES = ("en", "zh")
 DEFAULT = "en"
+LIST_SEPARATORS = {"en": ", ", "zh": "、"}  # how a list reads in each language (`listing`)
 
 
-def bilingual(en, zh):
-    """A text in both languages."""
-    return {"en": en, "zh": zh}
+def bilingual(en, zh, **more):
+    """A text in both languages (and in any other of LANGUAGES given by its code)."""
+    return {"en": en, "zh": zh, **more}
 
 
 def language(lang):
@@ -29,6 +30,11 @@ def pick(text, lang, **values):
     with `{name}` placeholders filled from `values`."""
     chosen = text if isinstance(text, str) else text.get(language(lang)) or text.get(DEFAULT, "")
     return chosen.format(**values) if values else chosen
+
+
+def listing(items, lang):
+    """Items as a list in `lang`: "exp, log" or "exp、log"."""
+    return LIST_SEPARATORS.get(language(lang), LIST_SEPARATORS[DEFAULT]).join(items)
 
 
 def both(text, separator=" / "):

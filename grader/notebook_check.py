@@ -30,6 +30,7 @@ import sys
 from dataclasses import dataclass, field
 
 from grader.engine import Engine, GradingFailure
+from grader.exercise import EXERCISE
 from grader.feedback.diagnose import diagnose
 from grader.feedback.finding import finding_from_exception
 from grader.i18n import bilingual as T
@@ -54,8 +55,8 @@ class Part:
 # each). Reverse mode needs both the ops and backward(), so both checks follow the
 # topological order cell; backward's part takes the public tests about its own rules.
 PARTS = (
-    Part("ops", T("the ops' local rules: + * ** exp log tanh relu", "各运算的局部求导规则：+ * ** exp log tanh relu"),
-         ("gradients",)),
+    Part("ops", T(f"the ops' local rules: {' '.join(EXERCISE.primitives())}",
+                  f"各运算的局部求导规则：{' '.join(EXERCISE.primitives())}"), ("gradients",)),
     Part("backward", T("backward(): topological order, several paths, repeated calls",
                        "backward()：拓扑序、多条路径、重复调用"),
          ("accumulation",), ("test_backward_returns_topological_order", "test_second_backward_resets_intermediate_grads")),

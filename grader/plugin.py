@@ -13,6 +13,7 @@ import pytest
 from grader.engine import GradingFailure
 from grader.exercise import categories
 from grader.feedback.finding import finding_from_exception
+from grader.i18n import LANGUAGES
 from grader.protocols import SuiteEngine
 
 
@@ -62,11 +63,13 @@ class GraderPlugin:
 
 def bilingual_doc(docstring):
     """{"en", "zh"} from a suite test's docstring: an English paragraph, a blank line,
-    a Chinese one (tests/test_suites.py checks every test has both)."""
+    a Chinese one (tests/test_suites.py checks every test has both); one paragraph per
+    language of grader/i18n.py, in its order, a missing one read as the English."""
     paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", (docstring or "").strip()) if p.strip()]
     if not paragraphs:
         return None
-    return {"en": paragraphs[0], "zh": paragraphs[1] if len(paragraphs) > 1 else paragraphs[0]}
+    return {code: paragraphs[number] if number < len(paragraphs) else paragraphs[0]
+            for number, code in enumerate(LANGUAGES)}
 
 
 def _grading_cause(error):

@@ -136,8 +136,8 @@ def _short_id(nodeid):
 def _doc(doc):
     """{"en", "zh"} from a test's recorded docstring (older recordings: one string)."""
     if isinstance(doc, dict) and doc.get("en"):
-        return {"en": str(doc["en"]), "zh": str(doc.get("zh") or doc["en"])}
-    return {"en": doc, "zh": doc} if isinstance(doc, str) and doc else None
+        return {code: str(doc.get(code) or doc["en"]) for code in LANGUAGES}
+    return {code: doc for code in LANGUAGES} if isinstance(doc, str) and doc else None
 
 
 def tests_from_report(report, rubric=None):

@@ -14,15 +14,17 @@ note marked "not graded": no test depends on it, and a note never costs a point.
 
 import math
 
+from grader.exercise import EXERCISE
 from grader.i18n import bilingual
 
 CHAIN_LENGTH = 5000
+TIMES, POWER = EXERCISE.spelled("a * b"), EXERCISE.spelled("a ** b")
 NOT_GRADED = bilingual("Not graded: ", "不计分：")
 
 
 def _chain():
     steps = [["value", 0.5]]
-    steps += [["op", "*", f"n{i}", 1.0] for i in range(CHAIN_LENGTH - 1)]
+    steps += [["op", TIMES, f"n{i}", 1.0] for i in range(CHAIN_LENGTH - 1)]
     return steps + [["backward", f"n{CHAIN_LENGTH - 1}"]]
 
 
@@ -42,7 +44,7 @@ def _deep_chain_note(run):
 
 def _node_exponent_note(run):
     base, exponent = 2.0, 3.0
-    reply = run([["value", base], ["value", exponent], ["op", "**", "n0", "n1"], ["backward", "n2"], ["read"]])
+    reply = run([["value", base], ["value", exponent], ["op", POWER, "n0", "n1"], ["backward", "n2"], ["read"]])
     if reply.failure or not reply.outcome["ok"]:
         return None  # refusing a node exponent is one right answer
     snapshot = reply.outcome["snapshots"][0]

@@ -4,6 +4,7 @@ The catalog is validated and its formulas compiled once, when first used; a
 mistake in the file is an error for the kit's own tests, not for a student.
 """
 
+import ast
 import functools
 import sys
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ else:  # pragma: no cover
 from grader.exercise import DUAL_VARIABLES, EXERCISE, REVERSE_VARIABLES
 from grader.feedback.model import Model
 from grader.formula import Formula
+from grader.i18n import listing
 
 VALUE_PRIMITIVES = EXERCISE.primitives()
 DUAL_PRIMITIVES = EXERCISE.primitives(dual=True)
@@ -78,6 +80,13 @@ def _models(entry):
                 yield HintModel(Model(assign=("all",)), hint_culprit, "")
             else:
                 raise ValueError(f"assign must be 'each' or 'all', not {mode!r}")
+        elif "upstream" in spec:  # each primitive's rule of the table, with the output's grad as 1
+            if spec.pop("upstream") != "each":
+                raise ValueError("upstream must be 'each'")
+            for op in VALUE_PRIMITIVES:
+                sends = tuple(_with_upstream_one(text) for text in EXERCISE.op(op).grad)
+                if sends:
+                    yield HintModel(Model(sends=((op, sends),)), op, op)
         elif "op" in spec:
             op = spec.pop("op")
             if op not in VALUE_PRIMITIVES:
@@ -100,8 +109,37 @@ def _models(entry):
             raise ValueError(f"unused model keys {sorted(spec)}")
 
 
+class _UpstreamOne(ast.NodeTransformer):
+    def visit_Name(self, node):
+        return ast.Constant(1.0) if node.id == "g" else node
+
+
+def _with_upstream_one(text):
+    """A local rule of the table with `g` (the output's grad) replaced by 1.0."""
+    return ast.unparse(_UpstreamOne().visit(ast.parse(text, mode="eval")))
+
+
+def _lists(lang):
+    """What the catalog's texts may name by a placeholder: lists of the exercise's ops."""
+    return {"{methods}": listing(EXERCISE.methods(), lang),
+            "{reflections}": listing((f"`{name}`" for name in EXERCISE.reflections()), lang)}
+
+
+def _filled(text):
+    """A text ({"en", "zh"}, or an entry of several) with the table's lists filled in, in each language."""
+    filled = {}
+    for key, value in text.items():
+        if isinstance(value, dict):
+            value = _filled(value)
+        elif isinstance(value, str):
+            for placeholder, listed in _lists(key).items():
+                value = value.replace(placeholder, listed)
+        filled[key] = value
+    return filled
+
+
 def _texts(value, *keys):
-    return {key: value[key] for key in keys if key in value}
+    return _filled({key: value[key] for key in keys if key in value})
 
 
 def parse(data):

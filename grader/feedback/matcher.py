@@ -89,7 +89,7 @@ def match_all(steps, got, upto, only=None, catalog=None, evidence=None, oracle=N
         return []
     catalog = catalog or load()
     found, done = [], set()
-    for prediction in oracle.predictions(steps):
+    for prediction in oracle.predictions(steps, only):
         if prediction.hint in done or (only is not None and prediction.hint not in only):
             continue
         if evidence is not None and prediction.model is not None \
@@ -109,7 +109,7 @@ def _simulated():
 
     class Simulated(ReferenceOracle):
         def __init__(self):
-            self.cache = {}
+            self.cache, self._flows, self._simulated = {}, {}, {}
 
         def expected(self, steps):
             from grader.feedback.simulate import simulate

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from authoring.notebook import notebook_text
-from grader import batch, class_report
+from grader import batch, batch_jobs, class_report
 from grader.worker_client import Limits
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 
@@ -231,7 +231,7 @@ def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
 # ------------------------------------------------------------- processes
 
 
-def fake_grade_job(job, options, oracle=None):
+def fake_grade_job(job, options, oracle=None, begun=None):
     """Stands in for grading: hangs or kills its process on cue."""
     import os
 
@@ -246,9 +246,9 @@ def fake_grade_job(job, options, oracle=None):
 def test_a_stuck_or_dying_grading_process_costs_only_its_submission(monkeypatch, tmp_path):
     """The watchdog kills a grading process that outlives every limit; a process that
     dies is replaced; the other submissions are graded all the same."""
-    monkeypatch.setattr(batch, "grade_job", fake_grade_job)
-    monkeypatch.setattr(batch, "_context", lambda: multiprocessing.get_context("fork"))
-    monkeypatch.setattr(batch, "WATCHDOG_MARGIN_SECONDS", 1.0)
+    monkeypatch.setattr(batch_jobs, "grade_job", fake_grade_job)
+    monkeypatch.setattr(batch_jobs, "_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.setattr(batch_jobs, "WATCHDOG_MARGIN_SECONDS", 1.0)
     options = batch.Options(limits=Limits(budget_seconds=0.5, load_seconds=0.5), fingerprint="f")
     names = ["a", "stuck", "b", "crash", "c", "d"]
     jobs = [batch.Job(name, str(tmp_path / name), str(tmp_path / f"{name}.json"), "h") for name in names]

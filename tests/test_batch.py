@@ -434,3 +434,29 @@ def test_an_entry_that_could_not_be_graded_still_has_a_valid_results_file(tmp_pa
     jsonschema.validate(data, schema)
     assert row.status == "problem" and row.max_score == data["extra_data"]["max_score"] > 0
     assert "not a regular file" in data["tests"][0]["output"]
+
+
+def test_a_submission_begun_ahead_is_graded_as_when_graded_at_once(tmp_path):
+    """A grading process launches the next submission's worker before it grades the
+    current one (grading.begin): the result is the same, and a begun submission that
+    is never graded leaves nothing behind."""
+    from grader import results
+    from grader.grading import begin
+    from grader.replay import grade_by_replay, plan_for
+
+    path = tmp_path / "tiny_autograd.py"
+    path.write_text(mutant_source(MUTANTS_BY_ID["add_assigns"]), encoding="utf-8")
+    plan = plan_for("public")
+    begun = begin(path, LIMITS)
+    time.sleep(0.2)  # the worker loads meanwhile
+    ahead = results.gradescope(grade_by_replay(path, "public", plan, limits=LIMITS, begun=begun), "en")
+    at_once = results.gradescope(grade_by_replay(path, "public", plan, limits=LIMITS), "en")
+    for document in (ahead, at_once):
+        document.pop("execution_time", None)
+    assert ahead == at_once and ahead["score"] < ahead["extra_data"]["max_score"]
+    assert begun.workdir is None  # released by the grading
+
+    unused = begin(path, LIMITS)
+    folder, worker = unused.workdir, unused.worker
+    unused.discard()
+    assert not folder.exists() and worker.process is None

@@ -69,3 +69,4 @@ bench: $(VENV)/.dev-deps
 	$(PY) -m bench.modes_bench
 	$(PY) -m bench.feedback_bench
 	$(PY) -m bench.batch_bench
+	$(PY) -m bench.batch_bench --class mutants

@@ -9,8 +9,9 @@ the ids of the student's problems (grader/problems.py); the class report
 (grader/class_report.py) goes next to it, and the run says what changed since
 the last gradebook (grader/gradebook_changes.py).
 
-Parallelism: N grading processes (forkserver where the OS has it, else spawn),
-each grading many submissions one after the other. By default (`--engine
+Parallelism: N grading processes (grader/batch_jobs.py), each grading many
+submissions one after the other, each beginning the next submission (its own
+fresh sandboxed worker loading) while it grades the current one. By default (`--engine
 replay`) the suite runs once, in the parent, to record the graph programs each
 test checks; each submission then replays them on its worker without pytest
 (grader/replay.py, same results). `--engine pytest` runs the suite with pytest
@@ -20,7 +21,8 @@ the grader's worker processes, with the usual limits.
 Robustness: the grader's own limits stop hanging and crashing submissions; a
 watchdog also kills a grading process that outlives every limit and starts a
 new one, and an exception inside the grader costs only that submission (its
-row says "error" and a re-run tries it again).
+row says "error" and a re-run tries it again). The gradebook's CSV and the
+results files' names are grader/gradebook.py's.
 
 Re-runs: each results file records a hash of the submission's content and a
 fingerprint of the grader (its files, the suite, the limits, the language). A
@@ -30,65 +32,30 @@ results folders together, and a run without `--shard` writes the full gradebook
 without grading anything again.
 """
 
-import csv
 import hashlib
-import io
 import json
-import multiprocessing
-import multiprocessing.connection
 import os
-import signal
 import stat
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
 from grader import class_report, files, gradebook_changes
-from grader.exercise import categories
-from grader.problems import problem_ids
+from grader.batch_jobs import Job, Options, Row, error_results, grade_job, row_from_results, run_jobs
+from grader.gradebook import cell as _cell, results_folder, results_names, write_gradebook
+from grader.paths import GRADER_DIR, KIT_ROOT, REFERENCE_FILE
 from grader.submission import SKIPPED_DIRS, walk_submission
 from grader.text import file_name, one_line
 from grader.worker_client import Limits
 
-GRADER_DIR = Path(__file__).resolve().parent
-KIT_ROOT = GRADER_DIR.parent
-WATCHDOG_MARGIN_SECONDS = 120.0  # beyond the submission's own limits
+__all__ = ["Job", "Options", "Row", "error_results", "grade_job", "run_jobs", "results_folder", "results_names",
+           "write_gradebook", "find_submissions", "content_hash", "grader_fingerprint", "previous_row", "run",
+           "parse_shard", "readable_class_warning", "add_arguments", "main"]
+
 # The grader's files that decide a result (caches such as .hypothesis/ do not).
 FINGERPRINTED = (".py", ".toml", ".json", ".ini", ".cfg", ".txt")
 MAX_HASHED_BYTES = 64 * 1024 * 1024  # of one file: a submission is at most 1 MiB
-# Cells that a spreadsheet would read as a formula (or a command) when they start so.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
-
-
-@dataclass
-class Job:
-    student: str
-    path: str
-    results_file: str
-    content_hash: str
-
-
-@dataclass
-class Row:
-    student: str
-    status: str  # graded | problem | error
-    score: float = 0.0
-    max_score: float = 0.0
-    categories: dict = field(default_factory=dict)  # category -> earned points
-    note: str = ""
-    seconds: float = 0.0
-    reused: bool = False
-    problems: list = field(default_factory=list)  # diagnosis ids (grader/problems.py)
-
-
-@dataclass
-class Options:
-    suite: str = "all"
-    lang: str = "en"
-    limits: Limits = field(default_factory=Limits)
-    fingerprint: str = ""
-    plan: object = None  # a grader.replay.Plan: replay it instead of running pytest
 
 
 # ------------------------------------------------------------------ planning
@@ -205,9 +172,8 @@ def grader_fingerprint(suite, lang, limits):
         if p.is_file() and p.suffix in FINGERPRINTED
         and not any(part.startswith(".") or part == "__pycache__" for part in p.relative_to(GRADER_DIR).parts)
     ]
-    reference = KIT_ROOT / "reference" / "tiny_autograd.py"
-    if reference.is_file():
-        files.append(reference)
+    if REFERENCE_FILE.is_file():
+        files.append(REFERENCE_FILE)
     for item in files:
         digest.update(str(item.relative_to(KIT_ROOT).as_posix()).encode() + b"\0")
         digest.update(hashlib.sha256(item.read_bytes()).digest())
@@ -226,299 +192,7 @@ def previous_row(job, fingerprint):
         return None
     if batch.get("status") not in ("graded", "problem"):
         return None  # an error is always tried again
-    return _row_from_results(job.student, data, reused=True)
-
-
-def _row_from_results(student, data, reused=False, seconds=0.0):
-    extra = data.get("extra_data") or {}
-    batch = extra.get("batch") or {}
-    categories = {name: value.get("score", 0.0) for name, value in (extra.get("categories") or {}).items()}
-    return Row(
-        student=student,
-        status=batch.get("status", "graded"),
-        score=data.get("score", 0.0),
-        max_score=extra.get("max_score", 0.0),
-        categories=categories,
-        note=batch.get("note", ""),
-        seconds=seconds,
-        reused=reused,
-        problems=problem_ids(data),
-    )
-
-
-# ------------------------------------------------------------ grading one
-
-
-def grade_job(job, options, oracle=None):
-    """Grade one submission, write its results file, return its Row. Never raises."""
-    from grader import results
-    from grader.grading import grade
-
-    started = time.monotonic()
-    result = None
-    try:
-        if not (Path(job.path).is_file() or Path(job.path).is_dir()):
-            # A pipe or a device: reading it could block the grader forever.
-            status = "problem"
-            note = f"{job.student}: not a regular file or folder; nothing was graded"
-            data = error_results(note, grader_error=False)
-        else:
-            if options.plan is not None:
-                from grader.replay import grade_by_replay
-
-                result = grade_by_replay(job.path, options.suite, options.plan, limits=options.limits, oracle=oracle)
-            else:
-                result = grade(job.path, suite=options.suite, limits=options.limits, oracle=oracle)
-            data = results.gradescope(result, options.lang)
-            status = "problem" if result.problem else "graded"
-            note = result.first_line(options.lang) if result.problem else ""
-    except Exception as error:  # the grader failed, not the submission
-        status = "error"
-        note = one_line(f"the grader failed on this submission: {type(error).__name__}: {error}", 500)
-        data = error_results(note)
-    data.setdefault("extra_data", {})["batch"] = {
-        "student": job.student,
-        "content_sha256": job.content_hash,
-        "grader_fingerprint": options.fingerprint,
-        "status": status,
-        "note": note,
-        "report": _student_report(result, job.results_file, options.lang),
-    }
-    try:
-        files.write_json(job.results_file, data)
-    except OSError as error:
-        status, note = "error", one_line(f"could not write {job.results_file}: {error}", 500)
-    row = _row_from_results(job.student, data, seconds=time.monotonic() - started)
-    row.status, row.note = status, note
-    return row
-
-
-def _student_report(result, results_file, lang):
-    """The student's own HTML report beside their results file (the instant drawings, not
-    Graphviz); its file name, or "" when none was written."""
-    if result is None:
-        return ""
-    path = Path(results_file).with_suffix(".html")
-    try:
-        from grader import html_report
-
-        html_report.write(result, path, lang, use_dot=False)
-    except Exception:  # a report never costs a grade
-        return ""
-    return path.name
-
-
-def error_results(note, grader_error=True):
-    """A valid results file (grader/schemas/gradescope.schema.json) for a submission
-    that could not be graded: 0 out of the real maximum, saying why; marked
-    `extra_data.grader_error` when the grader, not the submission, failed."""
-    from grader import markdown, results
-
-    data = results.gradescope_grader_failed()
-    text = f"这份提交没有被评分 / not graded: {one_line(note, 500)}"
-    data["output"] = markdown.escape(text)
-    data["tests"][0]["output"] = text
-    if not grader_error:
-        del data["extra_data"]["grader_error"]
-    return data
-
-
-# -------------------------------------------------------- grading processes
-
-
-def _child_main(connection, options):
-    """A grading process: grade the jobs it is sent, one at a time, until told to stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
-    oracle = None
-    while True:
-        try:
-            job = connection.recv()
-        except (EOFError, OSError):
-            return
-        if job is None:
-            return
-        if oracle is None:
-            try:
-                from grader.oracle_recorded import default_oracle
-
-                oracle = default_oracle()
-            except Exception:
-                oracle = None  # grade() raises the same error per job, which becomes an error row
-        connection.send(grade_job(job, options, oracle))
-
-
-def _context():
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        # Imported once in the server, inherited by every grading process it forks.
-        context.set_forkserver_preload(["grader.grading", "grader.batch", "grader.replay"])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-class _Slot:
-    """One grading process and the job it is working on."""
-
-    def __init__(self, context, options):
-        self.context, self.options = context, options
-        self.process = self.connection = None
-        self.job, self.deadline = None, 0.0
-
-    def ensure_started(self):
-        if self.process is None or not self.process.is_alive():
-            parent_end, child_end = self.context.Pipe()
-            self.process = self.context.Process(target=_child_main, args=(child_end, self.options), daemon=True)
-            self.process.start()
-            child_end.close()
-            self.connection = parent_end
-
-    def give(self, job, timeout):
-        self.ensure_started()
-        self.job, self.deadline = job, time.monotonic() + timeout
-        self.connection.send(job)
-
-    def kill(self):
-        if self.process is not None:
-            self.process.kill()
-            self.process.join(timeout=5)
-        if self.connection is not None:
-            self.connection.close()
-        self.process = self.connection = None
-
-    def stop(self):
-        if self.process is not None and self.process.is_alive():
-            try:
-                self.connection.send(None)
-            except OSError:
-                pass
-            self.process.join(timeout=5)
-        self.kill()
-
-
-def run_jobs(jobs, options, workers, on_row):
-    """Grade `jobs` in `workers` processes; calls on_row(row) as each one ends."""
-    if not jobs:
-        return
-    context = _context()
-    watchdog = options.limits.budget_seconds + options.limits.load_seconds + WATCHDOG_MARGIN_SECONDS
-    slots = [_Slot(context, options) for _ in range(max(1, min(workers, len(jobs))))]
-    pending = list(reversed(jobs))
-    try:
-        while pending or any(slot.job for slot in slots):
-            for slot in slots:
-                if slot.job is None and pending:
-                    slot.give(pending.pop(), watchdog)
-            busy = [slot for slot in slots if slot.job]
-            wait_for = max(0.05, min(slot.deadline for slot in busy) - time.monotonic())
-            ready = multiprocessing.connection.wait([slot.connection for slot in busy], timeout=wait_for)
-            for slot in busy:
-                job = slot.job
-                if slot.connection in ready:
-                    try:
-                        row = slot.connection.recv()
-                    except (EOFError, OSError):
-                        code = slot.process.exitcode if slot.process else None
-                        row = _failed(job, options, f"the grading process died (exit code {code})")
-                        slot.kill()
-                elif time.monotonic() > slot.deadline:
-                    slot.kill()
-                    row = _failed(job, options, f"grading took longer than {watchdog:g} s and was stopped")
-                else:
-                    continue
-                slot.job = None
-                on_row(row)
-    finally:
-        for slot in slots:
-            if slot.job is not None:
-                slot.kill()
-            else:
-                slot.stop()
-
-
-def _failed(job, options, note):
-    """The row (and results file) of a submission whose grading process had to be stopped."""
-    data = error_results(note)
-    data["extra_data"]["batch"] = {
-        "student": job.student,
-        "content_sha256": job.content_hash,
-        "grader_fingerprint": options.fingerprint,
-        "status": "error",
-        "note": note,
-    }
-    try:
-        files.write_json(job.results_file, data)
-    except OSError:
-        pass
-    return Row(job.student, "error", note=note, problems=problem_ids(data))
-
-
-# ---------------------------------------------------------------- gradebook
-
-
-def write_gradebook(path, rows):
-    """CSV: student, total, each category, then max_total, status, a note and the problems' ids."""
-    present = [c for c in categories() if any(c in row.categories for row in rows)]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", "total", *present, "max_total", "status", "note", "problems"])
-    for row in sorted(rows, key=lambda r: r.student):
-        writer.writerow([
-            _cell(row.student),
-            _number(row.score),
-            *(_number(row.categories.get(c, 0.0)) for c in present),
-            _number(row.max_score),
-            _cell(row.status),
-            _cell(row.note.splitlines()[0] if row.note else ""),
-            _cell(" ".join(row.problems)),
-        ])
-    files.write_private(path, buffer.getvalue())
-
-
-def _number(value):
-    return f"{value:g}"
-
-
-def _cell(text):
-    """Text for a CSV cell that a spreadsheet shows as text: on one line, without
-    control characters, and never read as a formula (a leading ' says "text")."""
-    text = one_line(text, 500)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def results_folder(out_csv):
-    out_csv = Path(out_csv)
-    return out_csv.with_name(out_csv.stem + "-results")
-
-
-def results_names(students):
-    """{student: results file name}: one file per student, never shared.
-
-    A plain name (letters, digits, `-_.@+`, at most 100 characters) is kept as
-    it is unless another student's name is the same but for case (a folder on
-    macOS or Windows would hold both in one file); every other name is made safe
-    and gets a hash of the student's exact name."""
-    def plain(name):
-        return len(name) <= 100 and all(ch.isascii() and (ch.isalnum() or ch in "-_.@+") for ch in name) \
-            and not name.startswith(".")
-
-    folded = {}
-    for student in students:
-        folded.setdefault(student.casefold(), []).append(student)
-    names = {}
-    for student in students:
-        if plain(student) and len(folded[student.casefold()]) == 1:
-            names[student] = student
-            continue
-        safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.@+") else "_" for ch in student)
-        digest = hashlib.sha256(student.encode("utf-8", errors="surrogatepass")).hexdigest()[:12]
-        names[student] = f"{safe.lstrip('.')[:80] or '_'}-{digest}"
-    taken = set()
-    for student in sorted(names):  # a plain name may still equal another's safe one
-        while names[student].casefold() in taken:
-            names[student] += "-" + hashlib.sha256(names[student].encode()).hexdigest()[:4]
-        taken.add(names[student].casefold())
-    return names
+    return row_from_results(job.student, data, reused=True)
 
 
 def parse_shard(text):
@@ -649,5 +323,5 @@ def main(args, lang):
         limits.load_seconds = min(limits.load_seconds, args.budget)
     shard = parse_shard(args.shard) if args.shard else None
     rows = run(args.folder, args.out, jobs=max(1, args.jobs), suite=args.suite, lang=lang, limits=limits, shard=shard,
-               engine=getattr(args, "engine", "replay"))
+               engine=args.engine)
     return 0 if rows is not None else 1

@@ -85,6 +85,20 @@ class Engine:
         except Exception:  # noqa: BLE001 - feedback must never break grading
             return finding
 
+    def expect_refine(self, finding):
+        """A test has failed with `finding`, to be refined later: launch the feedback
+        worker now if refine() will need it (see Worker.launch), so that it loads
+        while other tests run. Never raises, never changes a result."""
+        try:
+            from grader.feedback.refine import needs_feedback_worker
+
+            if needs_feedback_worker(finding) and self.reference_runner() is not None:
+                worker = self.shrink_worker()
+                if worker is not None and worker.process is None and worker.load_report is None:
+                    worker.launch()
+        except Exception:  # noqa: BLE001 - feedback must never break grading
+            pass
+
     def evidence(self):
         """What the probes say about this submission (see grader/feedback/probes.py),
         gathered once, on the feedback worker; None when it cannot be gathered."""

@@ -97,21 +97,63 @@ def run_suite(engine: SuiteEngine, suite: str, quiet: bool = True) -> dict:
     return json.loads(json.dumps(recorder.report, default=str))
 
 
+class Begun:
+    """A submission made ready to grade: read, its private folder and control group
+    made, its worker launched (loading on its own while something else runs).
+    `begin()` makes one; `grade(begun=...)` uses it, or `discard()` undoes it."""
+
+    def __init__(self, path, limits, isolation, graded_file):
+        started = time.monotonic()
+        self.path, self.limits, self.isolation = path, limits, isolation
+        self.prepared = prepare(path, graded_file)
+        self.workdir = private_workdir()
+        self.box, self.worker = None, None
+        try:
+            self.box = open_box(isolation, limits)
+            self.problem, self.notes, self.worker = launch_worker(self.prepared, self.workdir, limits, isolation,
+                                                                  self.box)
+        except BaseException:
+            self.discard()
+            raise
+        self.seconds = time.monotonic() - started  # counted in the result's execution time
+
+    def discard(self):
+        """Stop its worker and remove what it made (a begun submission never graded)."""
+        try:
+            if self.worker is not None:
+                self.worker.stop()
+        finally:
+            self.release()
+
+    def release(self):
+        """Remove its control group and folder (once)."""
+        if self.workdir is not None:
+            close_box(self.box)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            self.box = self.workdir = None
+
+
+def begin(path, limits: Optional[Limits] = None, isolation=None, graded_file: str = GRADED_FILES[0]) -> "Begun":
+    """Prepare `path` for grading and launch its worker without waiting for it (see Begun)."""
+    return Begun(path, limits or Limits(), isolation or sandbox.detect(), graded_file)
+
+
 def grade(path, suite: str = "public", limits: Optional[Limits] = None, isolation=None, oracle: Optional[Oracle] = None,
-          run: Optional[Callable[[Engine], dict]] = None, graded_file: str = GRADED_FILES[0]) -> GradeResult:
+          run: Optional[Callable[[Engine], dict]] = None, graded_file: str = GRADED_FILES[0],
+          begun: Optional[Begun] = None) -> GradeResult:
     """Grade the submission at `path`; always returns a GradeResult (its `raw_report`
     is the pytest-json-report, for a debugging copy).
 
     `run(engine) -> report` replaces the pytest run (see grader/replay.py).
-    `graded_file`: the file a folder's submission is graded by (grader/submission.py)."""
+    `graded_file`: the file a folder's submission is graded by (grader/submission.py).
+    `begun`: what begin() made of the same path, limits and isolation, launched earlier."""
     started = time.monotonic()
-    isolation = isolation or sandbox.detect()
-    limits = limits or Limits()
-    prepared = prepare(path, graded_file)
-    workdir = private_workdir()
-    box = open_box(isolation, limits)
+    earlier = begun.seconds if begun is not None else 0.0
+    if begun is None:
+        begun = begin(path, limits, isolation, graded_file)
+    isolation, prepared = begun.isolation, begun.prepared
     try:
-        problem, notes, worker = start_worker(prepared, workdir, limits, isolation, box)
+        problem, notes, worker = finish_start(prepared, begun.problem, begun.notes, begun.worker)
         engine = Engine(worker, oracle or default_oracle(), locate=prepared.where)
         try:
             report = run(engine) if run else run_suite(engine, suite)
@@ -128,13 +170,12 @@ def grade(path, suite: str = "public", limits: Optional[Limits] = None, isolatio
             notes=notes,
             printed=worker.printed(),
             isolation=isolation.describe(),
-            execution_time=time.monotonic() - started,
+            execution_time=time.monotonic() - started + earlier,
             raw_report=report,
             places=_places(worker, prepared),
         )
     finally:
-        close_box(box)
-        shutil.rmtree(workdir, ignore_errors=True)
+        begun.release()
 
 
 def _places(worker: GradedWorker, prepared) -> dict:
@@ -171,6 +212,12 @@ def close_box(box):
 
 def start_worker(prepared, workdir, limits, isolation, box=None):
     """(problem, notes, worker): a running worker, or a DeadWorker and the reason."""
+    problem, notes, worker = launch_worker(prepared, workdir, limits, isolation, box)
+    return finish_start(prepared, problem, notes, worker)
+
+
+def launch_worker(prepared, workdir, limits, isolation, box=None):
+    """(problem, notes, worker): a launched worker (see Worker.launch), or a DeadWorker and the reason."""
     notes = [{"en": note.en, "zh": note.zh} for note in prepared.notes]
     if prepared.problem:
         problem = {"en": prepared.problem.en, "zh": prepared.problem.zh}
@@ -183,6 +230,14 @@ def start_worker(prepared, workdir, limits, isolation, box=None):
     with os.fdopen(fd, "wb") as handle:
         handle.write(prepared.source.encode("utf-8", errors="replace"))
     worker = Worker(module, limits or Limits(), isolation, box=box, allowed_imports=allowed)
+    worker.launch()
+    return None, notes, worker
+
+
+def finish_start(prepared, problem, notes, worker):
+    """(problem, notes, worker) once a launched worker has loaded the submission (or failed to)."""
+    if not isinstance(worker, Worker):
+        return problem, notes, worker
     report = worker.start()
     if not report.ok:
         problem = _load_problem(prepared, report)
@@ -190,10 +245,10 @@ def start_worker(prepared, workdir, limits, isolation, box=None):
         return problem, notes, DeadWorker(problem["en"], worker.printed())
     if report.missing:
         names = ", ".join(f"`{name}`" for name in report.missing)
-        notes.append({
+        notes = [*notes, {
             "en": f"{prepared.display} does not define {names}: the tests that use it fail.",
             "zh": f"{prepared.display} 没有定义 {names}：用到它的测试都会失败。",
-        })
+        }]
     return None, notes, worker
 
 

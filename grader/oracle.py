@@ -7,7 +7,8 @@ never asks anything else of the reference:
     flow(steps)         what each node of the reference sent its inputs in every
                         backward() (the feedback's localizer names culprits with it)
     predictions(steps)  the numbers each known misconception of the catalog gives
-                        (the feedback shows a hint when the submission's are those)
+                        (the feedback shows a hint when the submission's are those);
+                        `hints`, a set of hint ids: only those hints' models
 
 and may offer `runner()`, a function that runs any program on the reference
 (shrinking a failing program, probing a submission: the kit's extra feedback).
@@ -68,7 +69,7 @@ class Oracle(Protocol):
 
     def flow(self, steps: list) -> Optional[Flow]: ...
 
-    def predictions(self, steps: list) -> Iterator[Prediction]: ...
+    def predictions(self, steps: list, hints=None) -> Iterator[Prediction]: ...
 
     def runner(self) -> Optional[Callable[[list], dict]]: ...
 

@@ -66,8 +66,8 @@ class RecordingOracle:
     def flow(self, steps):
         return self.inner.flow(steps)
 
-    def predictions(self, steps):
-        return self.inner.predictions(steps)
+    def predictions(self, steps, hints=None):
+        return self.inner.predictions(steps, hints)
 
     def runner(self):
         return self.inner.runner()
@@ -119,9 +119,11 @@ class RecordedOracle:
         entry = self.table.get(program_key(steps))
         return Flow.from_json(entry["flow"]) if entry and entry.get("flow") else None
 
-    def predictions(self, steps) -> Iterator[Prediction]:
+    def predictions(self, steps, hints=None) -> Iterator[Prediction]:
         entry = self.table.get(program_key(steps)) or {}
         for p in entry.get("predictions", ()):
+            if hints is not None and p["hint"] not in hints:
+                continue
             yield Prediction(p["hint"], p["culprit"], p["op"], p["model"], p["outcome"])
 
     def runner(self):

@@ -24,38 +24,65 @@ def load_reference(path: Path = REFERENCE_FILE) -> ModuleType:
 
 
 class ReferenceOracle:
-    """The reference solution's answers, cached per program; the feedback's from the simulated exercise."""
+    """The reference solution's answers, cached per program; the feedback's from the simulated exercise.
+
+    Every answer depends on the program alone, never on a submission, so one
+    oracle serves a whole class (a batch's grading process keeps it): the
+    expected outcomes, the flows and the simulated misconceptions of programs
+    that earlier submissions met (the suite's, the shrinker's) are computed once.
+    The caches are cleared when they grow past MAX_CACHED programs."""
+
+    MAX_CACHED = 20000
 
     def __init__(self, module: Optional[ModuleType] = None):
         self.interpreter = Interpreter(vars(module or load_reference()))
         self.cache = {}
+        self._flows, self._simulated = {}, {}
 
     def expected(self, steps: list) -> dict:
         key = json.dumps(steps)
         if key not in self.cache:
+            if len(self.cache) >= self.MAX_CACHED:
+                self.cache.clear()
             self.cache[key] = self.interpreter.run(steps)
         return self.cache[key]
 
     def flow(self, steps: list) -> Flow:
-        from grader.feedback.simulate import simulate
+        key = json.dumps(steps)
+        if key not in self._flows:
+            from grader.feedback.simulate import simulate
 
-        simulated = simulate(steps)
-        return Flow(simulated["calls"], simulated["path_ops"])
+            if len(self._flows) >= self.MAX_CACHED:
+                self._flows.clear()
+            simulated = simulate(steps)
+            self._flows[key] = Flow(simulated["calls"], simulated["path_ops"])
+        return self._flows[key]
 
-    def predictions(self, steps: list) -> Iterator[Prediction]:
-        """In the catalog's order, every model that could matter for this program."""
+    def predictions(self, steps: list, hints: Optional[set] = None) -> Iterator[Prediction]:
+        """In the catalog's order, every model that could matter for this program
+        (of the hints in `hints`, when given)."""
         from grader.feedback.catalog import load
         from grader.feedback.matcher import features, relevant
         from grader.feedback.model import model_key
-        from grader.feedback.simulate import simulate
 
-        program = features(steps)
+        program, key = features(steps), json.dumps(steps)
         for hint in load().hints:
+            if hints is not None and hint.id not in hints:
+                continue
             for hint_model in hint.models:
                 if relevant(hint_model, program):
-                    outcome = simulate(steps, hint_model.model)
+                    outcome = self._simulate(key, steps, hint_model.model)
                     yield Prediction(hint.id, hint_model.culprit, hint_model.op, model_key(hint_model.model),
                                      {"ok": outcome["ok"], "snapshots": outcome["snapshots"]}, hint_model.model)
+
+    def _simulate(self, key, steps, model):
+        if (key, model) not in self._simulated:
+            from grader.feedback.simulate import simulate
+
+            if len(self._simulated) >= self.MAX_CACHED:
+                self._simulated.clear()
+            self._simulated[key, model] = simulate(steps, model)
+        return self._simulated[key, model]
 
     def runner(self) -> Optional[Callable[[list], dict]]:
         return self.interpreter.run
@@ -69,7 +96,7 @@ class SimulatedOracle(ReferenceOracle):
     (an explanation asked for without an oracle; the kit's own tests)."""
 
     def __init__(self):
-        self.cache = {}
+        self.cache, self._flows, self._simulated = {}, {}, {}
 
     def expected(self, steps: list) -> dict:
         from grader.feedback.simulate import simulate

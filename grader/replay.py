@@ -81,28 +81,41 @@ def plan_for(suite="public"):
     return _PLANS[suite]
 
 
-def grade_by_replay(path, suite="public", plan=None, limits=None, isolation=None, oracle=None):
+def grade_by_replay(path, suite="public", plan=None, limits=None, isolation=None, oracle=None, begun=None):
     """Like grader.grading.grade (same preparation, worker, engine and results), but
     the suite's checks are replayed from `plan` instead of running pytest."""
     plan = plan or plan_for(suite)
     if plan.suite != suite:
         raise ValueError(f"a plan of the {plan.suite} suite cannot grade the {suite} suite")
     return grade(path, suite=suite, limits=limits, isolation=isolation, oracle=oracle,
-                 run=lambda engine: replay(engine, plan))
+                 run=lambda engine: replay(engine, plan), begun=begun)
 
 
 def replay(engine, plan):
-    """Run the plan's tests on `engine`; returns a report like pytest-json-report's."""
-    return {"tests": [_run_test(engine, test) for test in plan.tests]}
+    """Run the plan's tests on `engine`; returns a report like pytest-json-report's.
+
+    Every test is checked first, then each failed test's finding is refined, in
+    the same order (refine() talks only to the feedback worker, so the graded
+    worker meets the same programs in the same order as under pytest, and so does
+    the feedback worker): the feedback worker, launched at the first failure that
+    needs it, loads the submission while the remaining tests run."""
+    done = [_run_test(engine, test) for test in plan.tests]
+    return {"tests": [_entry(test, engine.refine(finding) if finding is not None else None)
+                      for test, finding in done]}
 
 
 def _run_test(engine, test):
+    """(test, its unrefined finding or None)."""
     engine.begin_test(category=test.category)
     failure = _first_failure(engine, test.checks)
-    finding = None
-    if failure is not None:
-        _check, finding = failure
-        finding = engine.refine(finding)  # as the pytest plugin does, once per failed test
+    if failure is None:
+        return test, None
+    _check, finding = failure
+    engine.expect_refine(finding)
+    return test, finding
+
+
+def _entry(test, finding):
     metadata = {"category": test.category, "doc": test.doc}
     if finding is not None:
         metadata["finding"] = json.loads(json.dumps(finding.as_dict(), default=str))

@@ -8,6 +8,11 @@ the worker's processes (its control group, its process group, everything it
 left behind: grader/sweep.py); the next request starts a fresh worker. What
 the submission prints is capped per worker and in total. A call that hung
 makes later programs with the same call cheaper to give up on (grader/hangs.py).
+
+Why one module of about 440 lines: it is the trusted side of the boundary, and
+every path by which a worker is started, waited for and killed is read here in
+one place (the pipes themselves are grader/channel.py, the replies
+grader/replies.py, the leftovers grader/sweep.py).
 """
 
 import json
@@ -136,6 +141,7 @@ class Worker:
         self._progress = None  # (fd, page)
         self._born_after = 0
         self._spare = frozenset()  # our children that are not this worker's
+        self._loading = None  # the _LoadReader of a worker launched but not yet started
 
     # ------------------------------------------------------------------ start
 
@@ -143,19 +149,14 @@ class Worker:
         """Start a worker and wait for its load report (cached after a load error)."""
         if self.load_report is not None and not self.load_report.ok:
             return self.load_report
-        try:
-            failure = self._spawn()
-        except OSError as error:
-            self.stop()
-            self.load_report = LoadReport(False, problem=f"the worker could not be started ({error.strerror})")
-            return self.load_report
-        if failure:
-            self.stop()
-            self.load_report = LoadReport(False, problem=failure)
-            return self.load_report
-        started = time.monotonic()
-        line, why = self._reader.read_line(started + min(self.limits.load_seconds, max(self.budget_left, 0.1)))
-        self.budget_left -= time.monotonic() - started
+        if self._loading is None:
+            failure = self.launch()
+            if failure is not None:
+                return failure
+        loading, self._loading = self._loading, None
+        loading.join()
+        line, why, waited = loading.result
+        self.budget_left -= waited
         message = replies.parse(line) if line is not None else None
         missing = replies.missing_names(message) if message else None
         if why:
@@ -172,6 +173,24 @@ class Worker:
             self.stop()
             self.load_report = LoadReport(False, problem="the worker sent a malformed load report")
         return self.load_report
+
+    def launch(self):
+        """Start the worker process without waiting for it to load the submission: its
+        load report is read on a thread, with the same deadline and the same cost to
+        the budget as when start() waits for it (start() then takes it). Returns None,
+        or the LoadReport of a worker that could not even be started."""
+        try:
+            failure = self._spawn()
+        except OSError as error:
+            self.stop()
+            self.load_report = LoadReport(False, problem=f"the worker could not be started ({error.strerror})")
+            return self.load_report
+        if failure:
+            self.stop()
+            self.load_report = LoadReport(False, problem=failure)
+            return self.load_report
+        self._loading = _LoadReader(self._reader, min(self.limits.load_seconds, max(self.budget_left, 0.1)))
+        return None
 
     def _spawn(self):
         sweeping = self.isolation.level != "bubblewrap"
@@ -236,7 +255,7 @@ class Worker:
         limit, skipped = self.hangs.plan(steps)
         if skipped:
             return Reply(failure=skipped, cause={"kind": "skipped", "call": self.hangs.given_up(steps)})
-        if self.process is None or self.process.poll() is not None:
+        if self._loading is not None or self.process is None or self.process.poll() is not None:
             report = self.start()
             if not report.ok:
                 return Reply(failure=report.problem, cause={"kind": "cannot-load"})
@@ -310,6 +329,8 @@ class Worker:
         if process is not None:
             self._kill(process)
             self.outputs.append(self.output.text() if self.output else "")
+        if self._loading is not None:
+            self._loading.join()  # its pipe ends with the worker: it returns at once
         self._release()
         self.process = None
 
@@ -374,6 +395,23 @@ class Worker:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class _LoadReader:
+    """Reads a launched worker's load report on a thread: (line, why, seconds waited)."""
+
+    def __init__(self, reader, seconds):
+        self.result = (None, "eof", 0.0)
+        self._thread = threading.Thread(target=self._read, args=(reader, seconds), daemon=True)
+        self._thread.start()
+
+    def _read(self, reader, seconds):
+        started = time.monotonic()
+        line, why = reader.read_line(started + seconds)
+        self.result = (line, why, time.monotonic() - started)
+
+    def join(self):
+        self._thread.join()
 
 
 _LIVE_WORKERS = set()  # pids of running workers of this process (never swept by another)

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from authoring.notebook import notebook_text
-from grader import batch, class_report
+from grader import batch, batch_jobs, class_report
 from grader.worker_client import Limits
 from mutants import BY_ID as MUTANTS_BY_ID, mutant_source
 
@@ -233,7 +233,7 @@ def test_a_rerun_grades_only_what_changed(graded_class, tmp_path):
 # ------------------------------------------------------------- processes
 
 
-def fake_grade_job(job, options, oracle=None):
+def fake_grade_job(job, options, oracle=None, begun=None):
     """Stands in for grading: hangs or kills its process on cue."""
     import os
 
@@ -248,9 +248,9 @@ def fake_grade_job(job, options, oracle=None):
 def test_a_stuck_or_dying_grading_process_costs_only_its_submission(monkeypatch, tmp_path):
     """The watchdog kills a grading process that outlives every limit; a process that
     dies is replaced; the other submissions are graded all the same."""
-    monkeypatch.setattr(batch, "grade_job", fake_grade_job)
-    monkeypatch.setattr(batch, "_context", lambda: multiprocessing.get_context("fork"))
-    monkeypatch.setattr(batch, "WATCHDOG_MARGIN_SECONDS", 1.0)
+    monkeypatch.setattr(batch_jobs, "grade_job", fake_grade_job)
+    monkeypatch.setattr(batch_jobs, "_context", lambda: multiprocessing.get_context("fork"))
+    monkeypatch.setattr(batch_jobs, "WATCHDOG_MARGIN_SECONDS", 1.0)
     options = batch.Options(limits=Limits(budget_seconds=0.5, load_seconds=0.5), fingerprint="f")
     names = ["a", "stuck", "b", "crash", "c", "d"]
     jobs = [batch.Job(name, str(tmp_path / name), str(tmp_path / f"{name}.json"), "h") for name in names]
@@ -436,3 +436,29 @@ def test_an_entry_that_could_not_be_graded_still_has_a_valid_results_file(tmp_pa
     jsonschema.validate(data, schema)
     assert row.status == "problem" and row.max_score == data["extra_data"]["max_score"] > 0
     assert "not a regular file" in data["tests"][0]["output"]
+
+
+def test_a_submission_begun_ahead_is_graded_as_when_graded_at_once(tmp_path):
+    """A grading process launches the next submission's worker before it grades the
+    current one (grading.begin): the result is the same, and a begun submission that
+    is never graded leaves nothing behind."""
+    from grader import results
+    from grader.grading import begin
+    from grader.replay import grade_by_replay, plan_for
+
+    path = tmp_path / "tiny_autograd.py"
+    path.write_text(mutant_source(MUTANTS_BY_ID["add_assigns"]), encoding="utf-8")
+    plan = plan_for("public")
+    begun = begin(path, LIMITS)
+    time.sleep(0.2)  # the worker loads meanwhile
+    ahead = results.gradescope(grade_by_replay(path, "public", plan, limits=LIMITS, begun=begun), "en")
+    at_once = results.gradescope(grade_by_replay(path, "public", plan, limits=LIMITS), "en")
+    for document in (ahead, at_once):
+        document.pop("execution_time", None)
+    assert ahead == at_once and ahead["score"] < ahead["extra_data"]["max_score"]
+    assert begun.workdir is None  # released by the grading
+
+    unused = begin(path, LIMITS)
+    folder, worker = unused.workdir, unused.worker
+    unused.discard()
+    assert not folder.exists() and worker.process is None

@@ -87,7 +87,7 @@ def match_all(steps, got, upto, oracle, only=None, catalog=None, evidence=None, 
         return []
     catalog = catalog or load()
     found, done = [], set()
-    for prediction in oracle.predictions(steps):
+    for prediction in oracle.predictions(steps, only):
         if prediction.hint in done or (only is not None and prediction.hint not in only):
             continue
         if evidence is not None and prediction.model is not None \

@@ -5,6 +5,7 @@ misconception as a Model; the simulator (simulate.py, kit only) runs programs
 under one; a recording keys the numbers a model gives by `model_key`.
 """
 
+import functools
 import json
 from dataclasses import asdict, dataclass
 
@@ -25,6 +26,7 @@ class Model:
     lift_der: float = 0.0  # der given to plain numbers lifted to Dual
 
 
+@functools.lru_cache(maxsize=None)  # models are frozen, and few (the catalog's)
 def model_key(model):
     """A model as one stable line of text (a recording's key)."""
     return json.dumps(asdict(model), sort_keys=True, separators=(",", ":"))

@@ -301,7 +301,7 @@ class Evidence:
         return self._refuted[key]
 
     def _refuted_by(self, probe, model, culprit):
-        predicted = _as_got(simulate(_steps(probe), model))
+        predicted = _predicted(probe, model)
         if self.passed[probe.id]:
             return not agrees(_reference(probe), predicted, probe.last_read)
         if culprit and culprit in probe.about and all(op == culprit or self.cleared(op) for op in probe.ops):
@@ -314,7 +314,7 @@ class Evidence:
         key = ("score", model)
         if key not in self._refuted:
             self._refuted[key] = sum(
-                _same_numbers(_as_got(simulate(_steps(probe), model)), self.outcomes[probe.id], probe.last_read)
+                _same_numbers(_predicted(probe, model), self.outcomes[probe.id], probe.last_read)
                 for probe in PROBES if probe.id in self.outcomes
             )
         return self._refuted[key]
@@ -331,6 +331,18 @@ def _reference(probe):
     if probe.id not in _REFERENCE:
         _REFERENCE[probe.id] = simulate(_steps(probe))
     return _REFERENCE[probe.id]
+
+
+_PREDICTED = {}
+
+
+def _predicted(probe, model):
+    """The probe's outcome under a misconception's model: fixed programs and the
+    catalog's models, so each is simulated once per process, whoever is graded."""
+    key = (probe.id, model)
+    if key not in _PREDICTED:
+        _PREDICTED[key] = _as_got(simulate(_steps(probe), model))
+    return _PREDICTED[key]
 
 
 def _same_numbers(predicted, got, last_read):

@@ -39,9 +39,14 @@ def earlier_mistake(finding, run_reference, worker, evidence):
     return earlier.compose()
 
 
+def needs_feedback_worker(finding):
+    """Whether refine() asks the feedback worker about this finding (when the oracle can run programs)."""
+    return finding.kind in SHRINKABLE and bool(finding.steps) and not finding.shrunk and bool(finding.source)
+
+
 def refine(engine, finding, max_calls=MAX_CALLS, max_seconds=MAX_SECONDS):
     source = finding.source
-    if finding.kind not in SHRINKABLE or not finding.steps or finding.shrunk or not source:
+    if not needs_feedback_worker(finding):
         return finding
     evidence = engine.evidence()
     if source["reply"].outcome is not None:

@@ -12,12 +12,13 @@ allowed in the rubric where this interpreter can import them. The trusted side
 passes the allowed ones in the worker's settings.
 """
 
-import importlib.abc
 import importlib.machinery
 import os
 import sys
-import sysconfig
 import types
+
+# Not importlib.abc: in Python 3.11 importing it takes importlib.resources, tempfile, pathlib and shutil
+# with it, which was a third of every worker's start-up. A finder and a loader need only their methods.
 
 
 def install(allowed=()):
@@ -33,12 +34,16 @@ def is_standard(name):
     if hasattr(sys, "stdlib_module_names"):
         return False
     # Python 3.9 has no list: a module found in the standard library's own folders.
+    import sysconfig
+
     paths = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
     folders = [p for p in paths if p] + [os.path.join(p, "lib-dynload") for p in paths if p]
     return importlib.machinery.PathFinder.find_spec(top, folders) is not None
 
 
-class PlaceholderFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class PlaceholderFinder:
+    """A meta path finder and the loader of the placeholders it finds."""
+
     def __init__(self, allowed):
         self.allowed = allowed
 

@@ -86,12 +86,13 @@ def submissions(tmp_path_factory):
     return files
 
 
-def grade_with(python, submission, out_dir):
+def grade_with(python, submission, out_dir, isolation=None):
     out = out_dir / "results.json"
     summary = out_dir / "summary.md"
+    env = dict(os.environ, **({"GRADER_ISOLATION": isolation} if isolation else {}))
     done = subprocess.run([python, "-m", "grader", "grade", str(submission), "--suite", "all", "--out", str(out),
                            "--markdown", str(summary), "--lang", "zh", "--quiet"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     document = json.loads(out.read_text(encoding="utf-8"))
     document.pop("execution_time")
@@ -114,6 +115,15 @@ def test_oldest_and_newest_python_give_the_same_results(name, submissions, tmp_p
     assert old_md == new_md
     if name in MUTANTS:
         assert 0 < old_doc["score"] < old_doc["extra_data"]["max_score"]
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_worker_itself_runs_on_that_python(version, submissions, tmp_path):
+    """Under bubblewrap the worker runs on the system's Python; at the process level
+    it runs on the grader's own, so the worker's code must load on every version."""
+    document, _ = grade_with(student_venv(version), submissions["reference"], tmp_path, isolation="process")
+    assert document["extra_data"]["isolation"].startswith("process:")
+    assert document["score"] == document["extra_data"]["max_score"], document["output"][:500]
 
 
 def test_this_python_gives_the_same_results_as_the_oldest(submissions, tmp_path):

@@ -17,6 +17,9 @@ import os
 import sys
 import types
 
+if not hasattr(sys, "stdlib_module_names"):  # Python 3.9: is_standard needs it, imported before install()
+    import sysconfig
+
 # Not importlib.abc: in Python 3.11 importing it takes importlib.resources, tempfile, pathlib and shutil
 # with it, which was a third of every worker's start-up. A finder and a loader need only their methods.
 
@@ -34,8 +37,6 @@ def is_standard(name):
     if hasattr(sys, "stdlib_module_names"):
         return False
     # Python 3.9 has no list: a module found in the standard library's own folders.
-    import sysconfig
-
     paths = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
     folders = [p for p in paths if p] + [os.path.join(p, "lib-dynload") for p in paths if p]
     return importlib.machinery.PathFinder.find_spec(top, folders) is not None

@@ -59,52 +59,54 @@ def environment():
     return env
 
 
-def make_class(folder, count):
-    """`count` submissions in `folder`; returns their paths in order."""
+def _sources():
+    """(reference, template, syntax error, mutant(i)) sources of a generated class."""
     sys.path.insert(0, str(KIT_ROOT / "tests"))
     from mutants import MUTANTS, mutant_source
 
     reference = (KIT_ROOT / "reference" / "tiny_autograd.py").read_text(encoding="utf-8")
     template = (KIT_ROOT / "student_template" / "tiny_autograd.py").read_text(encoding="utf-8")
+    broken = reference.replace("def backward(self):", "def backward(self)", 1)
+    return reference, template, broken, lambda i: mutant_source(MUTANTS[i % len(MUTANTS)])
+
+
+def _write_class(folder, sources):
     paths = []
-    for number in range(count):
-        kind = number % 10
-        if kind < 5:
-            source = reference
-        elif kind < 9:
-            source = mutant_source(MUTANTS[(number // 10 * 4 + kind - 5) % len(MUTANTS)])
-        elif number % 20 == 9:
-            source = template
-        else:
-            source = reference.replace("def backward(self):", "def backward(self)", 1)  # a syntax error
+    for number, source in enumerate(sources):
         path = Path(folder) / f"student{number:03d}.py"
         path.write_text(f"# student {number}\n" + source, encoding="utf-8")
         paths.append(path)
     return paths
+
+
+def make_class(folder, count):
+    """`count` submissions in `folder`, half of them correct; returns their paths in order."""
+    reference, template, broken, mutant = _sources()
+
+    def source(number):
+        kind = number % 10
+        if kind < 5:
+            return reference
+        if kind < 9:
+            return mutant(number // 10 * 4 + kind - 5)
+        return template if number % 20 == 9 else broken
+
+    return _write_class(folder, map(source, range(count)))
 
 
 def make_mutant_class(folder, count):
     """`count` submissions, most of them failing something; returns their paths in order."""
-    sys.path.insert(0, str(KIT_ROOT / "tests"))
-    from mutants import MUTANTS, mutant_source
+    reference, template, broken, mutant = _sources()
 
-    reference = (KIT_ROOT / "reference" / "tiny_autograd.py").read_text(encoding="utf-8")
-    template = (KIT_ROOT / "student_template" / "tiny_autograd.py").read_text(encoding="utf-8")
-    paths = []
-    for number in range(count):
+    def source(number):
         kind = number % 20
         if kind < 16:
-            source = mutant_source(MUTANTS[(number // 20 * 16 + kind) % len(MUTANTS)])
-        elif kind < 18:
-            source = reference
-        elif kind == 18:
-            source = template
-        else:
-            source = reference.replace("def backward(self):", "def backward(self)", 1)  # a syntax error
-        path = Path(folder) / f"student{number:03d}.py"
-        path.write_text(f"# student {number}\n" + source, encoding="utf-8")
-        paths.append(path)
-    return paths
+            return mutant(number // 20 * 16 + kind)
+        if kind < 18:
+            return reference
+        return template if kind == 18 else broken
+
+    return _write_class(folder, map(source, range(count)))
 
 
 def run(command, cwd=KIT_ROOT):
